@@ -1,0 +1,15 @@
+# Finds warden's dependencies from Debian packages: libhiredis-dev, libuv1-dev,
+# libfmt-dev. hiredis and libuv are found through pkg-config and wrapped in
+# imported targets so the package config can find them again for consumers.
+include(GNUInstallDirs)
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(PkgConfig REQUIRED)
+if(NOT TARGET warden_deps::hiredis)
+  pkg_check_modules(WARDEN_HIREDIS REQUIRED IMPORTED_TARGET GLOBAL hiredis)
+  add_library(warden_deps::hiredis ALIAS PkgConfig::WARDEN_HIREDIS)
+endif()
+if(NOT TARGET warden_deps::uv)
+  pkg_check_modules(WARDEN_UV REQUIRED IMPORTED_TARGET GLOBAL libuv)
+  add_library(warden_deps::uv ALIAS PkgConfig::WARDEN_UV)
+endif()

@@ -1,0 +1,63 @@
+// quickstart: take a lock, work under it, release it, and watch a second
+// thread wait for its turn.
+//
+//   ./quickstart redis://127.0.0.1:6379
+#include <warden/warden.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+using namespace std::chrono_literals;
+
+int main(int argc, char** argv) {
+  const char* url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
+  try {
+    warden::Client client{warden::Config::from_url(url)};
+    std::cout << "client " << client.id() << " talking to " << url << "\n";
+
+    warden::Lock lock = client.get_lock("quickstart:orders:42");
+
+    std::thread other;
+    {
+      std::lock_guard<warden::Lock> guard{lock};  // lock() ... unlock()
+      std::cout << "locked '" << lock.name() << "', hold count " << lock.hold_count() << ", lease left "
+                << lock.remain_time_to_live().value_or(0ms).count() << " ms (renewed by the watchdog)\n";
+
+      lock.lock();  // re-entrant: the same thread may take it again
+      std::cout << "re-entered, hold count " << lock.hold_count() << "\n";
+      lock.unlock();
+
+      other = std::thread([&] {
+        bool got = lock.try_lock_for(100ms);
+        std::cout << "another thread tried for 100 ms while we held it: " << (got ? "got it" : "timed out") << "\n";
+        auto start = std::chrono::steady_clock::now();
+        lock.lock();  // woken by the unlock message, not by polling
+        auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+        std::cout << "another thread got the lock after waiting " << waited.count() << " ms\n";
+        lock.unlock();
+      });
+      std::this_thread::sleep_for(300ms);  // some work under the lock
+      std::cout << "releasing\n";
+    }  // the guard unlocks here; `other` is woken and takes its turn
+    other.join();
+
+    if (lock.try_lock_for(1s, 5s)) {  // fixed 5 s lease: no watchdog
+      std::cout << "locked with a fixed 5 s lease, " << lock.remain_time_to_live().value_or(0ms).count()
+                << " ms left\n";
+      lock.unlock();
+    }
+    std::cout << "is locked now: " << std::boolalpha << lock.is_locked() << "\n";
+
+    try {
+      lock.unlock();
+    } catch (const warden::Error& error) {
+      std::cout << "unlocking a lock we do not hold: " << error.what() << "\n";
+    }
+  } catch (const warden::Error& error) {
+    std::cerr << "quickstart failed: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

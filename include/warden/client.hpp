@@ -1,0 +1,50 @@
+// warden — distributed locks on Redis.
+// Client: connections, the I/O thread and the watchdog shared by its locks.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <warden/config.hpp>
+#include <warden/lock.hpp>
+
+namespace warden {
+
+namespace detail {
+class ClientCore;
+}
+
+// Owns one I/O thread running a libuv loop, the connections to Redis and one
+// watchdog that renews every watchdog-mode hold of this client's locks.
+//
+// Thread-safe. Constructing a Client does not wait for the server: the first
+// connection is made in the background and commands wait for it (up to their
+// deadline). Destroying the Client fails pending calls with errc::shut_down and
+// joins the I/O thread; holds still taken stop being renewed and expire after
+// their lease. Lock handles may outlive the Client; their calls then fail with
+// errc::shut_down.
+class Client {
+ public:
+  explicit Client(Config config = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // This client's UUID, the first half of every owner field it writes.
+  const std::string& id() const noexcept;
+
+  const Config& config() const noexcept;
+
+  // A handle to the re-entrant lock `name` (also its Redis key).
+  // Throws errc::invalid_argument for an empty name.
+  Lock get_lock(std::string_view name);
+
+  // Internal: shared state behind this client.
+  const std::shared_ptr<detail::ClientCore>& core() const noexcept { return core_; }
+
+ private:
+  std::shared_ptr<detail::ClientCore> core_;
+};
+
+}  // namespace warden

@@ -1,0 +1,68 @@
+// warden — distributed locks on Redis.
+// Client configuration: a plain struct, every field documented.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace warden {
+
+enum class log_level { debug, info, warning, error };
+
+// Called on the Client's I/O thread; it must not block and must not call back
+// into blocking warden functions.
+using logger = std::function<void(log_level, std::string_view message)>;
+
+struct Config {
+  // Server address. A Client may hold connections to several nodes; this is the
+  // one it starts from.
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 6379;
+
+  // Credentials sent with AUTH after every connect. An empty username with a
+  // password uses the legacy single-password AUTH; both set use an ACL user.
+  std::string username;
+  std::string password;
+
+  // Database selected with SELECT after every connect (0 sends nothing).
+  int database = 0;
+
+  // Lease of a hold taken without an explicit lease. The watchdog renews such
+  // holds every lock_watchdog_timeout / 3, so the lock lives as long as its
+  // holder does and at most this long after the holder dies. Redisson's default.
+  std::chrono::milliseconds lock_watchdog_timeout{30'000};
+
+  // How long one connection attempt (TCP connect plus AUTH/SELECT) may take.
+  std::chrono::milliseconds connect_timeout{10'000};
+
+  // How long one command may wait for its reply. A call that sends commands
+  // never waits longer than its own wait time plus this.
+  std::chrono::milliseconds command_timeout{3'000};
+
+  // How many times a command that failed on a connection error is tried again
+  // (idempotent commands: resent; a lock acquire: ownership is read back first).
+  int retry_attempts = 3;
+
+  // Back-off between retries and between reconnect attempts: exponential from
+  // retry_backoff_min, capped at retry_backoff_max, each delay drawn with full
+  // jitter from [delay/2, delay].
+  std::chrono::milliseconds retry_backoff_min{50};
+  std::chrono::milliseconds retry_backoff_max{2'000};
+
+  // An idle connection is probed with PING this often; a probe left unanswered
+  // for as long closes the connection and starts a reconnect.
+  std::chrono::milliseconds health_check_interval{5'000};
+
+  // Receives the Client's diagnostics (connects, reconnects, lost locks).
+  // Empty: nothing is logged.
+  warden::logger logger;
+
+  // Parses "redis://[[user]:password@]host[:port][/db]". Throws warden::Error
+  // (errc::invalid_argument) naming the URL when it cannot be parsed.
+  static Config from_url(std::string_view url);
+};
+
+}  // namespace warden

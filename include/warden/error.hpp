@@ -1,0 +1,46 @@
+// warden — distributed locks on Redis.
+// Error codes and the exception thrown by synchronous calls.
+#pragma once
+
+#include <string>
+#include <system_error>
+#include <type_traits>
+
+namespace warden {
+
+// Each distinct cause a lock operation can fail with. Synchronous calls throw
+// warden::Error carrying one of these; asynchronous calls deliver the same
+// Error through their future.
+enum class errc {
+  not_owner = 1,          // the caller does not hold the lock it tried to release
+  lease_expired,          // the caller held the lock, but its lease ran out (or the key was deleted)
+  timed_out,              // a command got no reply before its deadline
+  connection_lost,        // the connection dropped while a command was in flight
+  connection_refused,     // no connection to the server could be established
+  authentication_failed,  // AUTH or SELECT was rejected after connecting
+  server_error,           // Redis answered with an error (e.g. WRONGTYPE on the lock key)
+  invalid_argument,       // bad input: empty name, non-positive lease, ...
+  shut_down,              // the Client was destroyed while the call was pending
+  quorum_not_reached,     // a RedLock could not take a majority of its nodes
+  would_deadlock,         // a blocking call on the I/O thread, or a read→write upgrade
+};
+
+// The std::error_category of warden::errc; its name() is "warden".
+const std::error_category& error_category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+  return {static_cast<int>(e), error_category()};
+}
+
+// Thrown by every synchronous warden call that fails. code() is a warden::errc;
+// what() names the lock (where there is one) and the server.
+class Error : public std::system_error {
+ public:
+  Error(errc code, const std::string& message) : std::system_error(make_error_code(code), message) {}
+  Error(std::error_code code, const std::string& message) : std::system_error(code, message) {}
+};
+
+}  // namespace warden
+
+template <>
+struct std::is_error_code_enum<warden::errc> : std::true_type {};

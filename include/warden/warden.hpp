@@ -1,0 +1,8 @@
+// warden — distributed locks on Redis. The umbrella header.
+#pragma once
+
+#include <warden/client.hpp>
+#include <warden/config.hpp>
+#include <warden/error.hpp>
+#include <warden/lock.hpp>
+#include <warden/thread_id.hpp>

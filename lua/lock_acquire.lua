@@ -1,0 +1,12 @@
+-- Acquire (or re-enter) a re-entrant lock.
+-- KEYS[1]  lock name: a hash of owner -> hold count
+-- ARGV[1]  lease in milliseconds
+-- ARGV[2]  owner "<client-id>:<thread-id>"
+-- Returns nil when the caller now holds the lock, else the lock's PTTL in ms:
+-- how long the caller may have to wait.
+if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+return redis.call('pttl', KEYS[1])

@@ -1,0 +1,29 @@
+-- Release one hold of a re-entrant lock, idempotently.
+-- KEYS[1]  lock name
+-- KEYS[2]  unlock channel, told "0" when the lock is freed
+-- KEYS[3]  unlock latch: remembers this release's result, so that a release
+--          resent after a lost reply repeats its first answer instead of
+--          decrementing twice or answering "not owner"
+-- ARGV[1]  unlock message ("0")
+-- ARGV[2]  lease (ms) to keep on the lock when holds remain
+-- ARGV[3]  owner
+-- ARGV[4]  how long (ms) the latch is kept
+-- Returns nil (caller is not the owner), 0 (still held, count decremented)
+-- or 1 (released).
+local seen = redis.call('get', KEYS[3])
+if seen ~= false then
+  return tonumber(seen)
+end
+if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+  return nil
+end
+local left = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if left > 0 then
+  redis.call('pexpire', KEYS[1], ARGV[2])
+  redis.call('set', KEYS[3], 0, 'px', ARGV[4])
+  return 0
+end
+redis.call('del', KEYS[1])
+redis.call('publish', KEYS[2], ARGV[1])
+redis.call('set', KEYS[3], 1, 'px', ARGV[4])
+return 1

@@ -1,0 +1,86 @@
+// Parsing of redis:// URLs into a Config.
+#include <warden/config.hpp>
+#include <warden/error.hpp>
+
+#include <charconv>
+#include <string>
+
+namespace warden {
+namespace {
+
+[[noreturn]] void bad_url(std::string_view url, std::string_view why) {
+  throw Error(errc::invalid_argument, "warden: invalid Redis URL '" + std::string(url) + "': " + std::string(why));
+}
+
+template <class Int>
+Int parse_number(std::string_view url, std::string_view text, std::string_view what, Int min, Int max) {
+  long long value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value < min || value > max) {
+    bad_url(url, std::string(what) + " '" + std::string(text) + "' is not a number in range");
+  }
+  return static_cast<Int>(value);
+}
+
+// "%xx" escapes let passwords carry ':' and '@'.
+std::string percent_decode(std::string_view url, std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    if (i + 2 >= text.size()) bad_url(url, "truncated %-escape");
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16);
+    if (ec != std::errc{} || end != text.data() + i + 3) bad_url(url, "bad %-escape");
+    out += static_cast<char>(value);
+    i += 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+Config Config::from_url(std::string_view url) {
+  Config config;
+  constexpr std::string_view scheme = "redis://";
+  if (url.substr(0, scheme.size()) != scheme) bad_url(url, "it must start with redis://");
+  std::string_view rest = url.substr(scheme.size());
+
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+    std::string_view db = rest.substr(slash + 1);
+    if (!db.empty()) config.database = parse_number<int>(url, db, "database", 0, 1 << 20);
+    rest = rest.substr(0, slash);
+  }
+  if (auto at = rest.rfind('@'); at != std::string_view::npos) {
+    std::string_view userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
+      config.username = percent_decode(url, userinfo.substr(0, colon));
+      config.password = percent_decode(url, userinfo.substr(colon + 1));
+    } else {
+      // "redis://secret@host": a bare userinfo is the password, as redis-cli reads it.
+      config.password = percent_decode(url, userinfo);
+    }
+  }
+  std::string_view host = rest;
+  if (!rest.empty() && rest.front() == '[') {  // [IPv6]:port
+    auto close = rest.find(']');
+    if (close == std::string_view::npos) bad_url(url, "unclosed '['");
+    host = rest.substr(1, close - 1);
+    rest = rest.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') bad_url(url, "junk after ']'");
+      config.port = parse_number<std::uint16_t>(url, rest.substr(1), "port", 1, 65535);
+    }
+  } else if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
+    host = rest.substr(0, colon);
+    config.port = parse_number<std::uint16_t>(url, rest.substr(colon + 1), "port", 1, 65535);
+  }
+  if (host.empty()) bad_url(url, "no host");
+  config.host = std::string(host);
+  return config;
+}
+
+}  // namespace warden

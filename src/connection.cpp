@@ -1,0 +1,342 @@
+#include "connection.hpp"
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+
+#include <fmt/format.h>
+
+#include <random>
+
+#include <warden/error.hpp>
+
+#include "uv_adapter.hpp"
+
+namespace warden::detail {
+namespace {
+
+std::uint64_t random_seed() {
+  std::random_device device;
+  return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+}
+
+void* as_privdata(std::uint64_t id) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)); }
+std::uint64_t from_privdata(void* privdata) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(privdata)); }
+
+bool write_argv(redisAsyncContext* context, redisCallbackFn* callback, void* privdata,
+                const std::vector<std::string>& argv) {
+  std::vector<const char*> parts;
+  std::vector<std::size_t> lengths;
+  parts.reserve(argv.size());
+  lengths.reserve(argv.size());
+  for (const auto& arg : argv) {
+    parts.push_back(arg.data());
+    lengths.push_back(arg.size());
+  }
+  return redisAsyncCommandArgv(context, callback, privdata, static_cast<int>(argv.size()), parts.data(),
+                               lengths.data()) == REDIS_OK;
+}
+
+}  // namespace
+
+Connection::Connection(EventLoop& loop, ConnectionOptions options)
+    : loop_(loop),
+      options_(std::move(options)),
+      server_(fmt::format("{}:{}", options_.host, options_.port)),
+      link_(Backoff(options_.backoff_min, options_.backoff_max, random_seed())) {}
+
+Connection::~Connection() { close(); }
+
+void Connection::log(log_level level, const std::string& message) const {
+  if (options_.log) options_.log(level, message);
+}
+
+void Connection::start() {
+  if (link_.current() == LinkState::state::idle) connect();
+}
+
+void Connection::connect() {
+  reconnect_timer_ = 0;
+  if (!link_.begin_connect()) return;
+  redisAsyncContext* context = redisAsyncConnect(options_.host.c_str(), options_.port);
+  if (context == nullptr || context->err != 0) {
+    std::string why = context != nullptr ? context->errstr : "out of memory";
+    if (context != nullptr) redisAsyncFree(context);
+    drop(make_error_code(errc::connection_refused), why);
+    return;
+  }
+  context->data = this;
+  if (!attach_to_uv(loop_.uv(), context)) {
+    redisAsyncFree(context);
+    drop(make_error_code(errc::connection_refused), "cannot watch the socket");
+    return;
+  }
+  context_ = context;
+  redisAsyncSetConnectCallback(context, [](const redisAsyncContext* c, int status) {
+    static_cast<Connection*>(c->data)->on_connected(status);
+  });
+  redisAsyncSetDisconnectCallback(context, [](const redisAsyncContext* c, int) {
+    static_cast<Connection*>(c->data)->on_disconnected(c);
+  });
+  connect_timer_ = loop_.after(options_.connect_timeout, [this] {
+    connect_timer_ = 0;
+    drop(make_error_code(errc::connection_refused), "connect timed out");
+  });
+}
+
+void Connection::on_connected(int status) {
+  if (status != REDIS_OK) {
+    // hiredis frees the context itself after this callback returns.
+    std::string why = context_ != nullptr ? context_->errstr : "connect failed";
+    context_ = nullptr;
+    drop(make_error_code(errc::connection_refused), why);
+    return;
+  }
+  setup();
+}
+
+void Connection::setup() {
+  // AUTH and SELECT go out ahead of everything queued; the queue is released
+  // only when both succeeded.
+  std::vector<std::vector<std::string>> commands;
+  if (!options_.password.empty()) {
+    if (options_.username.empty()) {
+      commands.push_back({"AUTH", options_.password});
+    } else {
+      commands.push_back({"AUTH", options_.username, options_.password});
+    }
+  }
+  if (options_.database != 0) commands.push_back({"SELECT", std::to_string(options_.database)});
+  if (commands.empty()) {
+    become_ready();
+    return;
+  }
+  setup_pending_ = static_cast<int>(commands.size());
+  redisAsyncContext* context = context_;
+  for (auto& argv : commands) {
+    std::uint64_t id = next_id_++;
+    Request& request = requests_[id];
+    request.argv = std::move(argv);
+    request.deadline = clock::now() + options_.connect_timeout;
+    request.handler = [this, context, command = request.argv.front()](Response&& response) {
+      if (context_ != context) return;  // that connection is gone already
+      if (!response.ok()) {
+        std::string why = response.error ? response.error.message() : response.reply.str;
+        drop(make_error_code(errc::authentication_failed), command + " failed: " + why);
+        return;
+      }
+      if (--setup_pending_ == 0) become_ready();
+    };
+    if (!write(id, request)) return;
+  }
+}
+
+void Connection::become_ready() {
+  loop_.cancel(connect_timer_);
+  connect_timer_ = 0;
+  bool reconnect = link_.ever_connected();
+  link_.connected();
+  log(log_level::info, fmt::format("warden: {} {}", reconnect ? "reconnected to" : "connected to", server_));
+  last_reply_ = clock::now();
+  probe_outstanding_ = false;
+  health_timer_ = loop_.after(options_.health_check_interval, [this] { health_tick(); });
+  flush();
+  if (on_ready_) on_ready_();
+}
+
+void Connection::flush() {
+  // Commands dropped in flight (possibly after the drop was handled, when
+  // hiredis freed the context late) go out again first, in their order.
+  queue_.insert(queue_.begin(), requeue_.begin(), requeue_.end());
+  requeue_.clear();
+  while (context_ != nullptr && link_.ready() && !queue_.empty()) {
+    std::uint64_t id = queue_.front();
+    queue_.pop_front();
+    auto it = requests_.find(id);
+    if (it == requests_.end()) continue;  // expired while queued
+    if (!write(id, it->second)) return;
+  }
+}
+
+bool Connection::write(std::uint64_t id, Request& request) {
+  if (!write_argv(context_, reply_callback, as_privdata(id), request.argv)) {
+    // Only fails when hiredis is tearing the context down; treat as a drop.
+    drop(make_error_code(errc::connection_lost), "write refused");
+    return false;
+  }
+  request.in_flight = true;
+  return true;
+}
+
+void Connection::send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent, Handler handler) {
+  if (link_.closed()) {
+    handler(Response{make_error_code(errc::shut_down), {}});
+    return;
+  }
+  std::uint64_t id = next_id_++;
+  Request& request = requests_[id];
+  request.argv = std::move(argv);
+  request.deadline = deadline;
+  request.idempotent = idempotent;
+  request.handler = std::move(handler);
+  request.timer = loop_.at(deadline, [this, id] { expire(id); });
+  if (context_ != nullptr && link_.ready() && queue_.empty()) {
+    write(id, request);
+  } else {
+    queue_.push_back(id);
+  }
+}
+
+bool Connection::send_push(const std::vector<std::string>& argv) {
+  if (context_ == nullptr || !link_.ready()) return false;
+  if (!write_argv(context_, push_callback, nullptr, argv)) return false;
+  return true;
+}
+
+std::error_code Connection::pending_error() const {
+  // A command that never got onto a connection reports why there was none.
+  if (link_.last_error()) return link_.last_error();
+  return make_error_code(errc::timed_out);
+}
+
+void Connection::expire(std::uint64_t id) {
+  auto it = requests_.find(id);
+  if (it == requests_.end()) return;
+  it->second.timer = 0;
+  // A late reply to a command in flight finds no request and is dropped.
+  std::error_code why = it->second.in_flight ? make_error_code(errc::timed_out) : pending_error();
+  complete(id, Response{why, {}});
+}
+
+void Connection::complete(std::uint64_t id, Response&& response) {
+  auto it = requests_.find(id);
+  if (it == requests_.end()) return;
+  Handler handler = std::move(it->second.handler);
+  loop_.cancel(it->second.timer);
+  requests_.erase(it);
+  if (handler) handler(std::move(response));
+}
+
+void Connection::reply_callback(redisAsyncContext* context, void* reply, void* privdata) {
+  static_cast<Connection*>(context->data)->on_reply(from_privdata(privdata), static_cast<redisReply*>(reply));
+}
+
+void Connection::push_callback(redisAsyncContext* context, void* reply, void* /*privdata*/) {
+  static_cast<Connection*>(context->data)->on_push_reply(static_cast<redisReply*>(reply));
+}
+
+void Connection::on_reply(std::uint64_t id, redisReply* reply) {
+  if (reply == nullptr) {
+    // hiredis is freeing the context: this command's fate is unknown.
+    auto it = requests_.find(id);
+    if (it == requests_.end()) return;
+    Request& request = it->second;
+    request.in_flight = false;
+    if (link_.closed()) {
+      complete(id, Response{make_error_code(errc::shut_down), {}});
+    } else if (request.idempotent && request.resends < options_.retry_attempts) {
+      ++request.resends;
+      requeue_.push_back(id);
+    } else {
+      complete(id, Response{make_error_code(errc::connection_lost), {}});
+    }
+    return;
+  }
+  last_reply_ = clock::now();
+  complete(id, Response{{}, Reply::from(reply)});
+}
+
+void Connection::on_push_reply(redisReply* reply) {
+  if (reply == nullptr) return;  // context going away; the down handler says so
+  last_reply_ = clock::now();
+  Reply value = Reply::from(reply);
+  if (value.type == Reply::kind::array && value.elements.size() >= 2 && value.elements[0].str == "subscribe" &&
+      value.elements[1].str == options_.health_channel) {
+    probe_outstanding_ = false;
+    return;
+  }
+  if (on_push_) on_push_(value);
+}
+
+void Connection::health_tick() {
+  health_timer_ = 0;
+  if (!link_.ready()) return;
+  auto now = clock::now();
+  if (probe_outstanding_) {
+    if (now - probe_sent_ >= options_.health_check_interval) {
+      drop(make_error_code(errc::timed_out), "health check got no reply");
+      return;
+    }
+  } else if (now - last_reply_ >= options_.health_check_interval) {
+    probe_outstanding_ = true;
+    probe_sent_ = now;
+    if (options_.subscriber) {
+      send_push({"SUBSCRIBE", options_.health_channel});
+    } else {
+      send({"PING"}, now + options_.health_check_interval, true, [this](Response&& response) {
+        if (!response.error) probe_outstanding_ = false;
+      });
+    }
+  }
+  health_timer_ = loop_.after(options_.health_check_interval, [this] { health_tick(); });
+}
+
+void Connection::on_disconnected(const redisAsyncContext* context) {
+  // Only a drop hiredis noticed itself (EOF, socket error) is news here; when
+  // we free the context ourselves, context_ was cleared first.
+  if (context != context_) return;
+  context_ = nullptr;
+  after_drop(make_error_code(errc::connection_lost), context->errstr[0] != '\0' ? context->errstr : "closed by server");
+}
+
+void Connection::drop(std::error_code why, const std::string& detail) {
+  if (context_ != nullptr) {
+    redisAsyncContext* context = context_;
+    context_ = nullptr;
+    redisAsyncFree(context);  // runs every pending reply callback with no reply
+  }
+  after_drop(why, detail);
+}
+
+void Connection::after_drop(std::error_code why, const std::string& detail) {
+  loop_.cancel(connect_timer_);
+  loop_.cancel(health_timer_);
+  connect_timer_ = health_timer_ = 0;
+  setup_pending_ = 0;
+  bool was_ready = link_.ready();
+  queue_.insert(queue_.begin(), requeue_.begin(), requeue_.end());
+  requeue_.clear();
+  if (link_.closed()) return;
+  auto delay = link_.failed(why);
+  log(was_ready ? log_level::warning : log_level::info,
+      fmt::format("warden: connection to {} {}: {}; retrying in {} ms", server_, was_ready ? "lost" : "failed",
+                  detail, delay.count()));
+  if (why == errc::authentication_failed) {
+    // Waiting will not fix credentials: fail what is queued now.
+    auto queued = std::move(queue_);
+    queue_.clear();
+    for (auto id : queued) complete(id, Response{why, {}});
+  }
+  if (was_ready && on_down_) on_down_();
+  reconnect_timer_ = loop_.after(delay, [this] { connect(); });
+}
+
+void Connection::close() {
+  if (link_.closed()) return;
+  link_.close();
+  loop_.cancel(connect_timer_);
+  loop_.cancel(reconnect_timer_);
+  loop_.cancel(health_timer_);
+  connect_timer_ = reconnect_timer_ = health_timer_ = 0;
+  if (context_ != nullptr) {
+    redisAsyncContext* context = context_;
+    context_ = nullptr;
+    redisAsyncFree(context);
+  }
+  std::vector<std::uint64_t> pending;
+  for (auto& entry : requests_) pending.push_back(entry.first);
+  for (auto id : pending) complete(id, Response{make_error_code(errc::shut_down), {}});
+  queue_.clear();
+  requeue_.clear();
+}
+
+}  // namespace warden::detail

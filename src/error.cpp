@@ -1,0 +1,35 @@
+#include <warden/error.hpp>
+
+namespace warden {
+namespace {
+
+class category final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "warden"; }
+
+  std::string message(int value) const override {
+    switch (static_cast<errc>(value)) {
+      case errc::not_owner: return "not the owner of the lock";
+      case errc::lease_expired: return "lease expired";
+      case errc::timed_out: return "timed out";
+      case errc::connection_lost: return "connection lost";
+      case errc::connection_refused: return "connection refused";
+      case errc::authentication_failed: return "authentication failed";
+      case errc::server_error: return "server error";
+      case errc::invalid_argument: return "invalid argument";
+      case errc::shut_down: return "client shut down";
+      case errc::quorum_not_reached: return "quorum not reached";
+      case errc::would_deadlock: return "would deadlock";
+    }
+    return "unknown warden error";
+  }
+};
+
+}  // namespace
+
+const std::error_category& error_category() noexcept {
+  static const category instance;
+  return instance;
+}
+
+}  // namespace warden

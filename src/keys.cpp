@@ -1,0 +1,57 @@
+#include "keys.hpp"
+
+namespace warden::detail::keys {
+namespace {
+
+bool has_hash_tag(std::string_view name) { return name.find('{') != std::string_view::npos; }
+
+}  // namespace
+
+std::string prefixed(std::string_view prefix, std::string_view name) {
+  std::string out(prefix);
+  out += has_hash_tag(name) ? ":" : ":{";
+  out += name;
+  if (!has_hash_tag(name)) out += '}';
+  return out;
+}
+
+std::string suffixed(std::string_view name, std::string_view suffix) {
+  std::string out;
+  if (has_hash_tag(name)) {
+    out += name;
+  } else {
+    out += '{';
+    out += name;
+    out += '}';
+  }
+  out += ':';
+  out += suffix;
+  return out;
+}
+
+std::string lock_channel(std::string_view name) { return prefixed("redisson_lock__channel", name); }
+
+std::string unlock_latch(std::string_view name, std::string_view request_id) {
+  std::string out = prefixed("redisson_unlock_latch", name);
+  out += ':';
+  out += request_id;
+  return out;
+}
+
+std::uint16_t slot(std::string_view key) {
+  // Only the part between the first '{' and the next '}' is hashed, if non-empty.
+  if (auto open = key.find('{'); open != std::string_view::npos) {
+    auto close = key.find('}', open + 1);
+    if (close != std::string_view::npos && close > open + 1) key = key.substr(open + 1, close - open - 1);
+  }
+  std::uint16_t crc = 0;
+  for (unsigned char byte : key) {
+    crc ^= static_cast<std::uint16_t>(byte) << 8;
+    for (int bit = 0; bit < 8; ++bit) {
+      crc = (crc & 0x8000) ? static_cast<std::uint16_t>((crc << 1) ^ 0x1021) : static_cast<std::uint16_t>(crc << 1);
+    }
+  }
+  return crc % 16384;
+}
+
+}  // namespace warden::detail::keys

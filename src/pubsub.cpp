@@ -1,0 +1,165 @@
+#include "pubsub.hpp"
+
+#include <vector>
+
+namespace warden::detail {
+
+PubSub::PubSub(EventLoop& loop, ConnectionOptions options) : connection_(loop, std::move(options)) {
+  connection_.on_push([this](const Reply& reply) { on_push(reply); });
+  connection_.on_ready([this] { on_link_ready(); });
+  connection_.on_down([this] { on_link_down(); });
+}
+
+std::uint64_t PubSub::join(const std::string& channel, std::function<void()> on_ready,
+                           std::function<void()> on_wake) {
+  Channel& entry = channels_[channel];
+  std::uint64_t id = next_waiter_++;
+  Waiter& waiter = entry.waiters[id];
+  waiter.on_wake = std::move(on_wake);
+  if (entry.state.active()) {
+    waiter.ready = true;
+    entry.state.want(connection_.ready());
+    on_ready();
+  } else {
+    waiter.on_ready = std::move(on_ready);
+    perform(channel, entry.state.want(connection_.ready()));
+  }
+  return id;
+}
+
+bool PubSub::park(const std::string& channel, std::uint64_t id) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return false;
+  auto waiter = it->second.waiters.find(id);
+  if (waiter == it->second.waiters.end()) return false;
+  if (it->second.permits > 0) {
+    --it->second.permits;
+    return true;
+  }
+  waiter->second.parked = true;
+  return false;
+}
+
+void PubSub::unpark(const std::string& channel, std::uint64_t id) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  auto waiter = it->second.waiters.find(id);
+  if (waiter != it->second.waiters.end()) waiter->second.parked = false;
+}
+
+void PubSub::leave(const std::string& channel, std::uint64_t id) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  if (it->second.waiters.erase(id) == 0) return;
+  // A permit is a wake-up owed to someone still waiting; never more than them.
+  if (it->second.permits > it->second.waiters.size()) it->second.permits = it->second.waiters.size();
+  perform(channel, it->second.state.unwant());
+  forget_if_idle(channel);
+}
+
+bool PubSub::subscribed(const std::string& channel) const {
+  auto it = channels_.find(channel);
+  return it != channels_.end() && it->second.state.active();
+}
+
+void PubSub::perform(const std::string& channel, ChannelState::action action) {
+  switch (action) {
+    case ChannelState::action::subscribe:
+      connection_.send_push({"SUBSCRIBE", channel});
+      break;
+    case ChannelState::action::unsubscribe:
+      connection_.send_push({"UNSUBSCRIBE", channel});
+      break;
+    case ChannelState::action::none:
+      break;
+  }
+}
+
+void PubSub::forget_if_idle(const std::string& channel) {
+  auto it = channels_.find(channel);
+  if (it != channels_.end() && it->second.state.idle() && it->second.waiters.empty()) channels_.erase(it);
+}
+
+void PubSub::on_push(const Reply& reply) {
+  if (reply.type != Reply::kind::array || reply.elements.size() < 3) return;
+  const std::string& kind = reply.elements[0].str;
+  const std::string& channel = reply.elements[1].str;
+  if (kind == "message") {
+    message(channel, reply.elements[2].str);
+  } else if (kind == "subscribe") {
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) return;
+    perform(channel, it->second.state.subscribed());
+    if (it->second.state.active()) confirmed(channel);
+  } else if (kind == "unsubscribe") {
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) return;
+    perform(channel, it->second.state.unsubscribed());
+    forget_if_idle(channel);
+  }
+}
+
+void PubSub::confirmed(const std::string& channel) {
+  // Callbacks may join or leave: collect first, then call, re-checking each.
+  std::vector<std::uint64_t> ids;
+  for (auto& [id, waiter] : channels_[channel].waiters) ids.push_back(id);
+  for (auto id : ids) {
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) return;
+    auto waiter = it->second.waiters.find(id);
+    if (waiter == it->second.waiters.end()) continue;
+    if (!waiter->second.ready) {
+      waiter->second.ready = true;
+      auto on_ready = std::move(waiter->second.on_ready);
+      if (on_ready) on_ready();
+    } else {
+      // Re-subscribed after a reconnect: anything published meanwhile was lost.
+      waiter->second.parked = false;
+      auto on_wake = waiter->second.on_wake;
+      if (on_wake) on_wake();
+    }
+  }
+}
+
+void PubSub::message(const std::string& channel, const std::string& payload) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  Channel& entry = it->second;
+  std::vector<std::uint64_t> wake;
+  if (payload == "1") {
+    // Wake everyone: those not parked right now get a permit each.
+    for (auto& [id, waiter] : entry.waiters) {
+      if (waiter.parked) wake.push_back(id);
+    }
+    entry.permits = entry.waiters.size() - wake.size();
+  } else {
+    for (auto& [id, waiter] : entry.waiters) {
+      if (waiter.parked) {
+        wake.push_back(id);
+        break;
+      }
+    }
+    if (wake.empty() && entry.permits < entry.waiters.size()) ++entry.permits;
+  }
+  for (auto id : wake) {
+    auto ch = channels_.find(channel);
+    if (ch == channels_.end()) return;
+    auto waiter = ch->second.waiters.find(id);
+    if (waiter == ch->second.waiters.end()) continue;
+    waiter->second.parked = false;
+    auto on_wake = waiter->second.on_wake;
+    if (on_wake) on_wake();
+  }
+}
+
+void PubSub::on_link_ready() {
+  std::vector<std::string> names;
+  for (auto& [name, entry] : channels_) names.push_back(name);
+  for (auto& name : names) perform(name, channels_[name].state.link_up());
+}
+
+void PubSub::on_link_down() {
+  for (auto& [name, entry] : channels_) entry.state.link_down();
+}
+
+}  // namespace warden::detail

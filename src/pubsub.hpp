@@ -1,0 +1,66 @@
+// One subscriber connection per node, shared by every local waiter: one
+// subscription per channel however many wait on it, and wake-ups handed out
+// one waiter at a time (or to all, for message "1").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "channel_state.hpp"
+#include "connection.hpp"
+
+namespace warden::detail {
+
+class PubSub {
+ public:
+  PubSub(EventLoop& loop, ConnectionOptions options);
+
+  void start() { connection_.start(); }
+  void close() { connection_.close(); }
+
+  // Adds a waiter on `channel`. `on_ready` runs once the subscription is
+  // confirmed (at once if it already is). `on_wake` runs when this waiter is
+  // woken while parked, and after a reconnect (messages sent while the
+  // subscriber was down are lost, so every waiter re-polls).
+  std::uint64_t join(const std::string& channel, std::function<void()> on_ready, std::function<void()> on_wake);
+
+  // The waiter goes to sleep until woken. Returns true instead when a wake-up
+  // arrived while nobody was parked: the caller should try again at once.
+  bool park(const std::string& channel, std::uint64_t waiter);
+  // The waiter woke by itself (its timer) and is trying again.
+  void unpark(const std::string& channel, std::uint64_t waiter);
+  void leave(const std::string& channel, std::uint64_t waiter);
+
+  bool subscribed(const std::string& channel) const;
+
+ private:
+  struct Waiter {
+    std::function<void()> on_ready;
+    std::function<void()> on_wake;
+    bool ready = false;
+    bool parked = false;
+  };
+  struct Channel {
+    ChannelState state;
+    std::map<std::uint64_t, Waiter> waiters;  // by join order
+    std::size_t permits = 0;
+  };
+
+  void on_push(const Reply& reply);
+  void on_link_ready();
+  void on_link_down();
+  void perform(const std::string& channel, ChannelState::action action);
+  void confirmed(const std::string& channel);
+  void message(const std::string& channel, const std::string& payload);
+  void forget_if_idle(const std::string& channel);
+
+  Connection connection_;
+  std::unordered_map<std::string, Channel> channels_;
+  std::uint64_t next_waiter_ = 1;
+};
+
+}  // namespace warden::detail

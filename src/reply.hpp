@@ -1,0 +1,40 @@
+// A Redis reply copied out of hiredis, so protocol logic can be written and
+// tested against plain values.
+#pragma once
+
+#include <string>
+#include <system_error>
+#include <vector>
+
+struct redisReply;
+
+namespace warden::detail {
+
+struct Reply {
+  enum class kind { nil, string, status, error, integer, array };
+
+  kind type = kind::nil;
+  std::string str;        // string, status and error text
+  long long integer = 0;
+  std::vector<Reply> elements;
+
+  static Reply from(const redisReply* reply);
+  static Reply make_integer(long long value) { Reply r; r.type = kind::integer; r.integer = value; return r; }
+  static Reply make_string(std::string value) { Reply r; r.type = kind::string; r.str = std::move(value); return r; }
+  static Reply make_error(std::string value) { Reply r; r.type = kind::error; r.str = std::move(value); return r; }
+
+  bool is_nil() const { return type == kind::nil; }
+  bool is_error() const { return type == kind::error; }
+  bool is_integer() const { return type == kind::integer; }
+};
+
+// What a command's handler receives: either a transport error (error set, no
+// reply) or the server's reply, which may itself be an error reply.
+struct Response {
+  std::error_code error;
+  Reply reply;
+
+  bool ok() const { return !error && !reply.is_error(); }
+};
+
+}  // namespace warden::detail
