@@ -159,7 +159,25 @@ void PubSub::on_link_ready() {
 }
 
 void PubSub::on_link_down() {
-  for (auto& [name, entry] : channels_) entry.state.link_down();
+  // Every waiter re-polls now: if the server is gone its acquire fails with a
+  // connection error by its deadline instead of sleeping out the lock's TTL;
+  // after a blip it simply finds the lock free or waits again.
+  std::vector<std::pair<std::string, std::uint64_t>> wake;
+  for (auto& [name, entry] : channels_) {
+    entry.state.link_down();
+    for (auto& [id, waiter] : entry.waiters) {
+      if (waiter.ready) wake.emplace_back(name, id);
+    }
+  }
+  for (auto& [name, id] : wake) {
+    auto channel = channels_.find(name);
+    if (channel == channels_.end()) continue;
+    auto waiter = channel->second.waiters.find(id);
+    if (waiter == channel->second.waiters.end()) continue;
+    waiter->second.parked = false;
+    auto on_wake = waiter->second.on_wake;
+    if (on_wake) on_wake();
+  }
 }
 
 }  // namespace warden::detail

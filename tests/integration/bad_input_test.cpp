@@ -1,0 +1,97 @@
+// Bad input gets a typed error naming the lock and changes nothing in Redis.
+#include <gtest/gtest.h>
+
+#include "redis_probe.hpp"
+#include "test_env.hpp"
+
+namespace warden::test {
+namespace {
+
+class BadInput : public ::testing::Test {
+ protected:
+  // Everything in the server, to compare before and after.
+  std::map<std::string, std::string> snapshot() {
+    std::map<std::string, std::string> all;
+    for (auto& key : probe.keys("*")) all[key] = probe.command({"DUMP", key}).str;
+    return all;
+  }
+
+  template <class Call>
+  void expect_error(errc code, const std::string& lock_name, Call call) {
+    auto before = snapshot();
+    try {
+      call();
+      ADD_FAILURE() << "expected " << make_error_code(code).message();
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), code) << error.what();
+      EXPECT_NE(std::string(error.what()).find(lock_name), std::string::npos) << error.what();
+    }
+    EXPECT_EQ(snapshot(), before) << "a rejected call changed Redis";
+  }
+
+  RedisServer server;
+  RedisProbe probe{server};
+  Client client{fast_config(server)};
+};
+
+TEST_F(BadInput, EmptyNameIsRejected) {
+  expect_error(errc::invalid_argument, "''", [&] { client.get_lock(""); });
+}
+
+TEST_F(BadInput, NonPositiveLeasesAreRejected) {
+  Lock lock = client.get_lock("lease-check");
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock(0ms); });
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock(-5ms); });
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock_for(1s, 0ms); });
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock_for(1s, -1s); });
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock_async(1, 0ms).get(); });
+  EXPECT_FALSE(probe.exists("lease-check"));
+}
+
+TEST_F(BadInput, NegativeWaitIsRejected) {
+  Lock lock = client.get_lock("wait-check");
+  expect_error(errc::invalid_argument, "wait-check", [&] { lock.try_lock_for(-1ms); });
+  expect_error(errc::invalid_argument, "wait-check", [&] { lock.try_lock_async(1, -10ms).get(); });
+  EXPECT_FALSE(probe.exists("wait-check"));
+  // A deadline already past is one attempt, as for std::timed_mutex.
+  EXPECT_TRUE(lock.try_lock_until(std::chrono::steady_clock::now() - 1s));
+  lock.unlock();
+}
+
+TEST_F(BadInput, UnlockWhenNotHeldIsNotOwner) {
+  Lock lock = client.get_lock("never-locked");
+  expect_error(errc::not_owner, "never-locked", [&] { lock.unlock(); });
+}
+
+TEST_F(BadInput, UnlockFromAnotherThreadIsNotOwnerAndLeavesTheHold) {
+  Lock lock = client.get_lock("mine");
+  lock.lock();
+  auto held = probe.hgetall("mine");
+  std::thread([&] { expect_error(errc::not_owner, "mine", [&] { lock.unlock(); }); }).join();
+  EXPECT_EQ(probe.hgetall("mine"), held);
+  lock.unlock();
+}
+
+TEST_F(BadInput, UnlockByAnotherClientIsNotOwner) {
+  Lock lock = client.get_lock("theirs");
+  lock.lock();
+  Client other{fast_config(server)};
+  expect_error(errc::not_owner, "theirs", [&] { other.get_lock("theirs").unlock(); });
+  lock.unlock();
+}
+
+TEST_F(BadInput, OwnerIdZeroIsRejected) {
+  Lock lock = client.get_lock("owner-zero");
+  expect_error(errc::invalid_argument, "owner-zero", [&] { lock.lock_async(0).get(); });
+  expect_error(errc::invalid_argument, "owner-zero", [&] { lock.unlock_async(0).get(); });
+}
+
+TEST_F(BadInput, WrongTypeKeyIsAServerError) {
+  probe.command({"SET", "a-string", "x"});
+  Lock lock = client.get_lock("a-string");
+  expect_error(errc::server_error, "a-string", [&] { lock.try_lock(); });
+  EXPECT_EQ(probe.get("a-string"), "x");
+}
+
+}  // namespace
+}  // namespace warden::test

@@ -1,0 +1,145 @@
+// Leases and the watchdog: fixed leases expire, watchdog leases live as long
+// as their holder, renewals stop at unlock, and a lost hold is reported.
+#include <gtest/gtest.h>
+
+#include "redis_probe.hpp"
+#include "test_env.hpp"
+
+namespace warden::test {
+namespace {
+
+TEST(Lease, FixedLeaseExpiresByItselfAndUnlockThenFailsTyped) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  Lock lock = client.get_lock("short");
+  Event lost;
+  std::error_code cause;
+  lock.on_lost([&](const LockLost& event) {
+    cause = event.cause;
+    lost.set();
+  });
+
+  auto taken = std::chrono::steady_clock::now();
+  lock.lock(200ms);
+  EXPECT_TRUE(probe.exists("short"));
+  EXPECT_LE(lock.valid_until(), taken + 200ms + 50ms);
+  // The lease runs out on the server and the holder is told.
+  ASSERT_TRUE(lost.wait_for(2s));
+  EXPECT_EQ(cause, errc::lease_expired);
+  EXPECT_TRUE(eventually([&] { return !probe.exists("short"); }, 1s));
+
+  try {
+    lock.unlock();
+    FAIL() << "unlock after the lease expired must throw";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::lease_expired);
+    EXPECT_NE(std::string(error.what()).find("short"), std::string::npos) << error.what();
+  }
+  // The local record is gone too: a second unlock is plainly "not owner".
+  try {
+    lock.unlock();
+    FAIL() << "second unlock must throw";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::not_owner);
+  }
+}
+
+TEST(Lease, WatchdogKeepsAHeldLockAliveAndStopsAtUnlock) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Config config = fast_config(server);
+  config.lock_watchdog_timeout = 300ms;
+  Client client{config};
+  Lock lock = client.get_lock("renewed");
+  Event lost;
+  lock.on_lost([&](const LockLost&) { lost.set(); });
+
+  lock.lock();
+  auto start = std::chrono::steady_clock::now();
+  // Time is the subject here: hold for five whole leases.
+  while (elapsed_ms(start) < 1'500) {
+    std::this_thread::sleep_for(50ms);
+    ASSERT_TRUE(probe.exists("renewed")) << "expired after " << elapsed_ms(start) << " ms";
+    long long ttl = probe.pttl("renewed");
+    EXPECT_GT(ttl, 0);
+    EXPECT_LE(ttl, 300);
+  }
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  EXPECT_GT(lock.valid_until(), std::chrono::steady_clock::now());
+  EXPECT_FALSE(lost.is_set());
+
+  lock.unlock();
+  EXPECT_FALSE(probe.exists("renewed"));
+  long long after_unlock = probe.command_calls("evalsha") + probe.command_calls("eval");
+  // Three more renewal periods: not one more script reaches the server.
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(probe.command_calls("evalsha") + probe.command_calls("eval"), after_unlock);
+  EXPECT_FALSE(probe.exists("renewed"));
+  EXPECT_FALSE(lost.is_set());
+}
+
+TEST(Lease, WatchdogRenewsManyHoldsInOneScriptCall) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Config config = fast_config(server);
+  config.lock_watchdog_timeout = 600ms;
+  Client client{config};
+  std::vector<Lock> locks;
+  for (int i = 0; i < 150; ++i) locks.push_back(client.get_lock("many:" + std::to_string(i)));
+  for (auto& lock : locks) lock.lock();
+  long long before = probe.command_calls("evalsha") + probe.command_calls("eval");
+  // One renewal period (200 ms) and a bit: every lease renewed...
+  std::this_thread::sleep_for(450ms);
+  long long calls = probe.command_calls("evalsha") + probe.command_calls("eval") - before;
+  for (int i = 0; i < 150; ++i) ASSERT_TRUE(probe.exists("many:" + std::to_string(i)));
+  // ... by batches of up to 100 holds: at most 2 calls per tick, 2 ticks at most.
+  EXPECT_GE(calls, 2);
+  EXPECT_LE(calls, 6) << "renewal is not batched";
+  for (auto& lock : locks) lock.unlock();
+}
+
+TEST(Lease, DeletingTheKeyFiresTheLostLockCallback) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Config config = fast_config(server);
+  config.lock_watchdog_timeout = 300ms;
+  Client client{config};
+  Lock lock = client.get_lock("stolen");
+  Event lost;
+  LockLost seen;
+  std::mutex mutex;
+  lock.on_lost([&](const LockLost& event) {
+    std::lock_guard<std::mutex> guard(mutex);
+    seen = event;
+    lost.set();
+  });
+  lock.lock();
+  probe.command({"DEL", "stolen"});
+  ASSERT_TRUE(lost.wait_for(2s)) << "no lost-lock callback";
+  std::lock_guard<std::mutex> guard(mutex);
+  EXPECT_EQ(seen.lock_name, "stolen");
+  EXPECT_EQ(seen.owner, current_thread_id());
+  EXPECT_EQ(seen.cause, errc::lease_expired);
+  EXPECT_NE(seen.message.find("stolen"), std::string::npos);
+  EXPECT_LE(lock.valid_until(), std::chrono::steady_clock::now());
+}
+
+TEST(Lease, AnotherOwnerTakingTheKeyIsALoss) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Config config = fast_config(server);
+  config.lock_watchdog_timeout = 300ms;
+  Client client{config};
+  Lock lock = client.get_lock("hijacked");
+  Event lost;
+  lock.on_lost([&](const LockLost&) { lost.set(); });
+  lock.lock();
+  probe.command({"DEL", "hijacked"});
+  probe.command({"HSET", "hijacked", "someone-else:1", "1"});
+  ASSERT_TRUE(lost.wait_for(2s));
+  EXPECT_EQ(probe.hgetall("hijacked"), (std::map<std::string, std::string>{{"someone-else:1", "1"}}));
+}
+
+}  // namespace
+}  // namespace warden::test

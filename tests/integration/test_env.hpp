@@ -1,0 +1,69 @@
+// Shared set-up for integration tests: a Config with short timeouts pointing
+// at a fixture server, and small waiting helpers.
+#pragma once
+
+#include <warden/warden.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "redis_server.hpp"
+
+namespace warden::test {
+
+using namespace std::chrono_literals;
+
+// Short timeouts so that fault tests finish quickly.
+inline Config fast_config(const RedisServer& server) {
+  Config config = Config::from_url(server.url());
+  config.connect_timeout = 1s;
+  config.command_timeout = 1s;
+  config.retry_backoff_min = 20ms;
+  config.retry_backoff_max = 200ms;
+  config.health_check_interval = 500ms;
+  return config;
+}
+
+// Polls a condition about server state (which sends no event) until it holds
+// or `timeout` passes. Returns whether it held.
+inline bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout = 5s) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return condition();
+}
+
+// A one-shot event a callback can signal and a test can wait for.
+class Event {
+ public:
+  void set() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    set_ = true;
+    cv_.notify_all();
+  }
+  bool wait_for(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> guard(mutex_);
+    return cv_.wait_for(guard, timeout, [&] { return set_; });
+  }
+  bool is_set() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return set_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool set_ = false;
+};
+
+inline long long elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count();
+}
+
+}  // namespace warden::test
