@@ -7,7 +7,11 @@ namespace warden::detail {
 AcquireFsm::AcquireFsm(clock::time_point start, std::optional<std::chrono::milliseconds> wait, int max_unknown,
                        std::chrono::milliseconds unknown_ttl_wait)
     : max_unknown_(max_unknown), unknown_ttl_wait_(unknown_ttl_wait) {
-  if (wait) deadline_ = start + *wait;
+  // A wait too long to represent as a time point (milliseconds::max() and the
+  // like) means "for ever", not an overflow into the past.
+  if (wait && *wait < std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - start)) {
+    deadline_ = start + *wait;
+  }
 }
 
 AcquireFsm::decision AcquireFsm::held(clock::time_point now, std::chrono::milliseconds ttl) {

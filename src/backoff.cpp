@@ -9,7 +9,13 @@ Backoff::Backoff(std::chrono::milliseconds min, std::chrono::milliseconds max, s
 
 std::chrono::milliseconds Backoff::delay(int attempt) {
   auto ceiling = min_;
-  for (int i = 0; i < attempt && ceiling < max_; ++i) ceiling *= 2;
+  for (int i = 0; i < attempt && ceiling < max_; ++i) {
+    if (ceiling > max_ / 2) {
+      ceiling = max_;
+      break;
+    }
+    ceiling *= 2;
+  }
   ceiling = std::min(ceiling, max_);
   std::uniform_int_distribution<long long> pick(ceiling.count() / 2, ceiling.count());
   return std::chrono::milliseconds{pick(random_)};

@@ -25,7 +25,7 @@ Lock Client::get_lock(std::string_view name) {
     throw Error(errc::invalid_argument,
                 detail::lock_message(name, core_->node_for(name).server(), "a lock name must not be empty"));
   }
-  return Lock(core_->lock_core(name));
+  return Lock(core_->lock_core<detail::LockCore>("lock", name));
 }
 
 }  // namespace warden

@@ -71,19 +71,13 @@ void ClientCore::shutdown() {
 
 Node& ClientCore::node_for(std::string_view /*key*/) { return *node_; }
 
-std::shared_ptr<LockCore> ClientCore::lock_core(std::string_view name) {
-  std::lock_guard<std::mutex> guard(locks_mutex_);
-  auto& slot = locks_[std::string(name)];
-  if (auto existing = slot.lock()) return existing;
-  auto core = std::make_shared<LockCore>(shared_from_this(), std::string(name));
-  slot = core;
+void ClientCore::prune_locks() {
   // Drop entries of locks nobody refers to any more, now and then.
   if (locks_.size() > 64 && locks_.size() % 64 == 0) {
     for (auto it = locks_.begin(); it != locks_.end();) {
       it = it->second.expired() ? locks_.erase(it) : std::next(it);
     }
   }
-  return core;
 }
 
 std::uint64_t ClientCore::track(std::function<void()> fail_with_shutdown) {

@@ -45,9 +45,21 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   // plugs in here.
   Node& node_for(std::string_view key);
 
-  // One LockCore per name, shared by every handle of it, so that holds, the
-  // lost-lock callback and waiters agree whichever handle is used.
-  std::shared_ptr<LockCore> lock_core(std::string_view name);
+  // One core per kind and name, shared by every handle of it, so that holds,
+  // the lost-lock callback and waiters agree whichever handle is used.
+  template <class Core>
+  std::shared_ptr<Core> lock_core(std::string_view kind, std::string_view name) {
+    std::lock_guard<std::mutex> guard(locks_mutex_);
+    std::string key(kind);
+    key += '\n';
+    key += name;
+    auto& slot = locks_[key];
+    if (auto existing = slot.lock()) return std::static_pointer_cast<Core>(existing);
+    auto core = std::make_shared<Core>(shared_from_this(), std::string(name));
+    slot = core;
+    prune_locks();
+    return core;
+  }
 
   // Operations that may wait without a command in flight (an acquire parked on
   // pub/sub) register here so that shutdown can fail them.
@@ -59,6 +71,8 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   }
 
  private:
+  void prune_locks();
+
   Config config_;
   std::string id_;
   EventLoop loop_;

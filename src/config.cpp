@@ -65,7 +65,8 @@ Config Config::from_url(std::string_view url) {
     }
   }
   std::string_view host = rest;
-  if (!rest.empty() && rest.front() == '[') {  // [IPv6]:port
+  const bool bracketed = !rest.empty() && rest.front() == '[';
+  if (bracketed) {  // [IPv6]:port
     auto close = rest.find(']');
     if (close == std::string_view::npos) bad_url(url, "unclosed '['");
     host = rest.substr(1, close - 1);
@@ -79,6 +80,7 @@ Config Config::from_url(std::string_view url) {
     config.port = parse_number<std::uint16_t>(url, rest.substr(colon + 1), "port", 1, 65535);
   }
   if (host.empty()) bad_url(url, "no host");
+  if (host.find(':') != std::string_view::npos && !bracketed) bad_url(url, "an IPv6 address must be in brackets");
   config.host = std::string(host);
   return config;
 }

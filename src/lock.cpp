@@ -73,7 +73,7 @@ std::future<T> query(const std::shared_ptr<LockCore>& core, std::vector<std::str
 }
 
 std::future<bool> held_by(const std::shared_ptr<LockCore>& core, thread_id owner) {
-  return query<bool>(core, {"HEXISTS", core->name(), core->client().owner(owner)},
+  return query<bool>(core, {"HEXISTS", core->name(), core->owner_field(owner)},
                      [](const Reply& reply) { return reply.integer == 1; });
 }
 
@@ -138,7 +138,7 @@ bool Lock::is_held_by_thread(thread_id owner) const {
 
 int Lock::hold_count() const {
   detail::check_blocking(*core_, "hold_count()");
-  return query<int>(core_, {"HGET", core_->name(), core_->client().owner(current_thread_id())},
+  return query<int>(core_, {"HGET", core_->name(), core_->owner_field(current_thread_id())},
                     [](const Reply& reply) { return reply.is_nil() ? 0 : std::atoi(reply.str.c_str()); })
       .get();
 }

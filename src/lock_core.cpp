@@ -36,9 +36,8 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
         client_(lock_->client()),
         node_(lock_->node()),
         owner_id_(owner),
-        owner_(client_.owner(owner)),
         lease_(lease),
-        channel_(keys::lock_channel(lock_->name())),
+        channel_(lock_->wait_channel(owner)),
         fsm_(clock::now(), wait, client_.config().retry_attempts, client_.config().lock_watchdog_timeout),
         done_(std::move(done)) {}
 
@@ -75,8 +74,8 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     expected_count_ = client_.watchdog().count(*lock_, owner_id_) + 1;
     auto sent = clock::now();
     last_try_sent_ = sent;
-    node_.run_script(scripts::lock_acquire, {lock_->name()}, {std::to_string(lease_ms().count()), owner_},
-                     sent + client_.config().command_timeout, false,
+    auto call = lock_->acquire_call(owner_id_, lease_ms());
+    node_.run_script(*call.script, call.keys, call.args, sent + client_.config().command_timeout, false,
                      [self = shared_from_this(), sent](Response&& response) { self->on_acquire(sent, std::move(response)); });
   }
 
@@ -93,6 +92,11 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       return finish(response.error, false, lock_->message(response.error.message()));
     }
     if (response.reply.is_error()) {
+      if (response.reply.str.rfind("WARDEN_WOULD_DEADLOCK", 0) == 0) {
+        auto why = response.reply.str.substr(std::string("WARDEN_WOULD_DEADLOCK").size());
+        while (!why.empty() && why.front() == ' ') why.erase(0, 1);
+        return finish(make_error_code(errc::would_deadlock), false, lock_->message(why));
+      }
       return finish(make_error_code(errc::server_error), false, lock_->message(response.reply.str));
     }
     if (response.reply.is_nil()) {
@@ -154,7 +158,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   void read_back() {
     in_flight_ = true;
     // Sent after the lost acquire: if that one reached the server, it ran first.
-    node_.commands().send({"HGET", lock_->name(), owner_}, clock::now() + client_.config().command_timeout, true,
+    node_.commands().send({"HGET", lock_->name(), lock_->owner_field(owner_id_)}, clock::now() + client_.config().command_timeout, true,
               [self = shared_from_this()](Response&& response) {
                 self->in_flight_ = false;
                 if (self->finished_) return;
@@ -178,9 +182,9 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   void undo() {
     auto lock = lock_;
     auto& config = client_.config();
-    node_.run_script(scripts::lock_undo_acquire, {lock->name(), channel_},
-                     {owner_, std::to_string(expected_count_), std::to_string(lease_ms().count()), unlock_message},
-                     clock::now() + lease_ms(), true, [lock, &config](Response&& response) {
+    auto call = lock->undo_call(owner_id_, expected_count_, lease_ms());
+    node_.run_script(*call.script, call.keys, call.args, clock::now() + lease_ms(), true,
+                     [lock, &config](Response&& response) {
                        if (!response.ok() && config.logger) {
                          config.logger(log_level::warning,
                                        lock->message("could not take back an acquire whose reply was lost; its lease "
@@ -196,6 +200,12 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     if (waiter_ != 0) node_.pubsub().leave(channel_, waiter_);
     waiter_ = 0;
     client_.untrack(ticket_);
+    if (!acquired) {
+      if (auto call = lock_->give_up_call(owner_id_)) {
+        node_.run_script(*call->script, call->keys, call->args, clock::now() + client_.config().command_timeout,
+                         true, [](Response&&) {});
+      }
+    }
     if (acquired) client_.watchdog().acquired(lock_, owner_id_, lease_, acquired_sent_);
     auto done = std::move(done_);
     done(error, acquired, message);
@@ -205,7 +215,6 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   ClientCore& client_;
   Node& node_;
   thread_id owner_id_;
-  std::string owner_;
   std::optional<std::chrono::milliseconds> lease_;
   std::string channel_;
   AcquireFsm fsm_;
@@ -235,6 +244,35 @@ std::string LockCore::message(std::string_view what) const {
 
 const Script& LockCore::renew_script() const { return scripts::lock_renew; }
 
+ScriptCall LockCore::acquire_call(thread_id owner, milliseconds lease) const {
+  return {&scripts::lock_acquire, {name_}, {std::to_string(lease.count()), client_->owner(owner)}};
+}
+
+std::string LockCore::wait_channel(thread_id /*owner*/) const { return channel_; }
+
+std::optional<ScriptCall> LockCore::give_up_call(thread_id /*owner*/) const { return std::nullopt; }
+
+ScriptCall LockCore::release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
+                                  milliseconds latch_ttl) const {
+  return {&scripts::lock_release,
+          {name_, channel_, keys::unlock_latch(name_, request_id)},
+          {unlock_message, std::to_string(keep_lease.count()), client_->owner(owner), std::to_string(latch_ttl.count())}};
+}
+
+ScriptCall LockCore::force_release_call() const { return {&scripts::lock_force_release, {name_, channel_}, {unlock_message}}; }
+
+ScriptCall LockCore::undo_call(thread_id owner, long long expected, milliseconds keep_lease) const {
+  return {&scripts::lock_undo_acquire,
+          {name_, channel_},
+          {client_->owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), unlock_message}};
+}
+
+std::string LockCore::owner_field(thread_id owner) const { return client_->owner(owner); }
+
+ScriptCall LockCore::set_lease_call(thread_id owner, milliseconds lease) const {
+  return {&scripts::lock_set_lease, {name_}, {std::to_string(lease.count()), owner_field(owner)}};
+}
+
 void LockCore::acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
                        acquire_done done) {
   std::make_shared<AcquireOp>(shared_from_this(), owner, wait, lease, std::move(done))->start();
@@ -246,10 +284,10 @@ void LockCore::release(thread_id owner, release_done done) {
   auto keep_lease = client_->watchdog().releasing(*this, owner);
   // The latch outlives every resend of this release.
   auto latch_ttl = config.command_timeout * (config.retry_attempts + 2);
+  auto call = release_call(owner, keep_lease, random_request_id(), latch_ttl);
   node().run_script(
-      scripts::lock_release, {name_, channel_, keys::unlock_latch(name_, random_request_id())},
-      {unlock_message, std::to_string(keep_lease.count()), client_->owner(owner), std::to_string(latch_ttl.count())},
-      clock::now() + config.command_timeout, true, [self, owner, done = std::move(done)](Response&& response) {
+      *call.script, call.keys, call.args, clock::now() + config.command_timeout, true,
+      [self, owner, done = std::move(done)](Response&& response) {
         auto& watchdog = self->client_->watchdog();
         if (response.error) {
           watchdog.forget(*self, owner);
@@ -277,8 +315,8 @@ void LockCore::release(thread_id owner, release_done done) {
 
 void LockCore::force_release(std::function<void(std::error_code, bool, const std::string&)> done) {
   auto self = shared_from_this();
-  node().run_script(scripts::lock_force_release, {name_, channel_}, {unlock_message},
-                    clock::now() + client_->config().command_timeout, true,
+  auto call = force_release_call();
+  node().run_script(*call.script, call.keys, call.args, clock::now() + client_->config().command_timeout, true,
                     [self, done = std::move(done)](Response&& response) {
                       if (response.error) return done(response.error, false, self->message(response.error.message()));
                       if (response.reply.is_error()) {
@@ -300,6 +338,33 @@ void LockCore::query(std::vector<std::string> argv, reply_done done) {
                          });
 }
 
+void LockCore::set_lease(thread_id owner, milliseconds lease, std::function<void(std::error_code, bool)> done) {
+  auto self = shared_from_this();
+  auto call = set_lease_call(owner, lease);
+  auto sent = clock::now();
+  node().run_script(*call.script, call.keys, call.args, sent + client_->config().command_timeout, true,
+                    [self, owner, lease, sent, done = std::move(done)](Response&& response) {
+                      if (!response.ok()) {
+                        return done(response.error ? response.error : make_error_code(errc::server_error), false);
+                      }
+                      bool held = response.reply.integer == 1;
+                      if (held) self->client_->watchdog().leased(*self, owner, lease, sent);
+                      done({}, held);
+                    });
+}
+
+std::uint64_t LockCore::add_lost_listener(std::function<void(const LockLost&)> listener) {
+  std::lock_guard<std::mutex> guard(lost_mutex_);
+  auto token = next_listener_++;
+  lost_listeners_.emplace(token, std::move(listener));
+  return token;
+}
+
+void LockCore::remove_lost_listener(std::uint64_t token) {
+  std::lock_guard<std::mutex> guard(lost_mutex_);
+  lost_listeners_.erase(token);
+}
+
 void LockCore::set_lost_handler(std::function<void(const LockLost&)> handler) {
   std::lock_guard<std::mutex> guard(lost_mutex_);
   lost_handler_ = std::move(handler);
@@ -307,12 +372,15 @@ void LockCore::set_lost_handler(std::function<void(const LockLost&)> handler) {
 
 void LockCore::notify_lost(const LockLost& event) const {
   std::function<void(const LockLost&)> handler;
+  std::vector<std::function<void(const LockLost&)>> listeners;
   {
     std::lock_guard<std::mutex> guard(lost_mutex_);
     handler = lost_handler_;
+    for (auto& entry : lost_listeners_) listeners.push_back(entry.second);
   }
   client_->log(log_level::warning, event.message);
   if (handler) handler(event);
+  for (auto& listener : listeners) listener(event);
 }
 
 }  // namespace warden::detail

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,6 +24,15 @@ class ClientCore;
 class Node;
 struct Script;
 
+// A script invocation: what a lock kind sends for one of its operations.
+struct ScriptCall {
+  const Script* script = nullptr;
+  std::vector<std::string> keys;
+  std::vector<std::string> args;
+};
+
+// The re-entrant Lock. Other kinds (fair, read, write) derive and override the
+// hooks in the "kind" section; the operations above them are shared.
 class LockCore : public std::enable_shared_from_this<LockCore> {
  public:
   using milliseconds = std::chrono::milliseconds;
@@ -30,6 +41,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   using reply_done = std::function<void(std::error_code, Reply, const std::string& message)>;
 
   LockCore(std::shared_ptr<ClientCore> client, std::string name);
+  virtual ~LockCore() = default;
 
   const std::string& name() const { return name_; }
   ClientCore& client() const { return *client_; }
@@ -45,11 +57,41 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // A plain read-only command about this lock (HEXISTS, PTTL, ...).
   void query(std::vector<std::string> argv, reply_done done);
 
-  // The watchdog's renewal of many holds: script, keys and args for them.
-  const Script& renew_script() const;
+  // Sets the lease of `owner`'s hold to a fixed `lease` (PEXPIRE) if it still
+  // holds the lock; done(error, still_held). Composite locks use it to give
+  // their members the caller's lease once all are taken.
+  void set_lease(thread_id owner, milliseconds lease, std::function<void(std::error_code, bool)> done);
 
   void set_lost_handler(std::function<void(const LockLost&)> handler);
+  // Internal listeners (composite locks watching their members); called after
+  // the user's handler. Returns a token for remove_lost_listener.
+  std::uint64_t add_lost_listener(std::function<void(const LockLost&)> listener);
+  void remove_lost_listener(std::uint64_t token);
   void notify_lost(const LockLost& event) const;
+
+  // ---- kind: what differs between lock kinds ----
+
+  // The acquire script. Its reply: nil = acquired, integer = PTTL to wait, an
+  // error reply starting with "WARDEN_WOULD_DEADLOCK" = can never succeed.
+  virtual ScriptCall acquire_call(thread_id owner, milliseconds lease) const;
+  // The channel `owner` waits on for wake-ups.
+  virtual std::string wait_channel(thread_id owner) const;
+  // Sent when a waiter gives up (time-out, error); none by default.
+  virtual std::optional<ScriptCall> give_up_call(thread_id owner) const;
+  // Release one hold; reply nil (not owner), 0 (still held) or 1 (released).
+  virtual ScriptCall release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
+                                  milliseconds latch_ttl) const;
+  virtual ScriptCall force_release_call() const;
+  // Take back a lost acquire that would have made the count `expected`.
+  virtual ScriptCall undo_call(thread_id owner, long long expected, milliseconds keep_lease) const;
+  // The hash field holding `owner`'s count (read-back, hold_count, is_held).
+  virtual std::string owner_field(thread_id owner) const;
+  // Batched renewal: one script for many holds; KEYS gets renew_key(), ARGV
+  // gets the lease first and then renew_arg() per hold. Reply: array of 1/0.
+  virtual const Script& renew_script() const;
+  virtual std::string renew_key() const { return name_; }
+  virtual std::string renew_arg(thread_id owner) const { return owner_field(owner); }
+  virtual ScriptCall set_lease_call(thread_id owner, milliseconds lease) const;
 
   // "warden: lock 'NAME' on SERVER: WHAT"
   std::string message(std::string_view what) const;
@@ -60,6 +102,11 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   std::string channel_;
   mutable std::mutex lost_mutex_;
   std::function<void(const LockLost&)> lost_handler_;
+  std::map<std::uint64_t, std::function<void(const LockLost&)>> lost_listeners_;
+  std::uint64_t next_listener_ = 1;
+
+ protected:
+  const std::string& channel() const { return channel_; }
 };
 
 }  // namespace warden::detail

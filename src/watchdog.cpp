@@ -82,6 +82,16 @@ void Watchdog::released(const LockCore& lock, thread_id owner, bool freed) {
   arm_expiry(it->first, hold);
 }
 
+void Watchdog::leased(const LockCore& lock, thread_id owner, std::chrono::milliseconds lease, clock::time_point sent) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto it = holds_.find({&lock, owner});
+  if (it == holds_.end()) return;
+  Hold& hold = it->second;
+  std::fill(hold.renewed.begin(), hold.renewed.end(), false);
+  hold.valid_until = sent + lease;
+  arm_expiry(it->first, hold);
+}
+
 void Watchdog::forget(const LockCore& lock, thread_id owner) {
   std::lock_guard<std::mutex> guard(mutex_);
   key which{&lock, owner};
@@ -166,8 +176,8 @@ void Watchdog::tick() {
       }
       hold.renewing = true;
       batch->holds.emplace_back(which, hold.epoch);
-      batch->keys.push_back(hold.lock->name());
-      batch->args.push_back(client_.owner(which.second));
+      batch->keys.push_back(hold.lock->renew_key());
+      batch->args.push_back(hold.lock->renew_arg(which.second));
     }
   }
   for (auto& batch : batches) {

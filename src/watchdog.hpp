@@ -7,7 +7,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -43,6 +42,9 @@ class Watchdog {
   // The release's outcome: still held with one hold fewer, fully released, or
   // the server said the owner held nothing.
   void released(const LockCore& lock, thread_id owner, bool freed);
+  // Every hold of `owner` now has the fixed `lease`, set at `sent`: the
+  // watchdog stops renewing them and they expire by themselves.
+  void leased(const LockCore& lock, thread_id owner, std::chrono::milliseconds lease, clock::time_point sent);
   // Forgets the owner's holds (release failed, or the server says it held nothing).
   void forget(const LockCore& lock, thread_id owner);
 

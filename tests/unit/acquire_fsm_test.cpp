@@ -1,0 +1,209 @@
+// AcquireFsm: the decisions of one lock acquire.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+
+#include "acquire_fsm.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+using warden::detail::AcquireFsm;
+using warden::detail::clock;
+using step = AcquireFsm::step;
+
+const clock::time_point t0 = clock::time_point{} + 1000h;
+constexpr milliseconds unknown_ttl_wait = 5s;
+constexpr int max_unknown = 3;
+
+AcquireFsm make_fsm(std::optional<milliseconds> wait, int unknowns = max_unknown) {
+  return AcquireFsm(t0, wait, unknowns, unknown_ttl_wait);
+}
+
+TEST(AcquireFsm, StartTriesToAcquire) {
+  AcquireFsm fsm = make_fsm(10s);
+  EXPECT_EQ(fsm.start().next, step::try_acquire);
+  EXPECT_FALSE(fsm.joined());
+}
+
+TEST(AcquireFsm, DeadlineIsStartPlusWait) {
+  EXPECT_EQ(make_fsm(10s).deadline(), t0 + 10s);
+  EXPECT_EQ(make_fsm(0ms).deadline(), t0);
+  EXPECT_FALSE(make_fsm(std::nullopt).deadline().has_value());
+}
+
+TEST(AcquireFsm, AcquiredIsDone) {
+  AcquireFsm fsm = make_fsm(10s);
+  EXPECT_EQ(fsm.acquired().next, step::acquired);
+}
+
+TEST(AcquireFsm, FirstHeldSubscribesWithTtlWhenTtlIsShorter) {
+  AcquireFsm fsm = make_fsm(10s);
+  AcquireFsm::decision d = fsm.held(t0 + 1s, 2s);
+  EXPECT_EQ(d.next, step::subscribe);
+  EXPECT_EQ(d.wait, 2s);
+  EXPECT_TRUE(fsm.joined());
+}
+
+TEST(AcquireFsm, FirstHeldSubscribesWithTimeLeftWhenThatIsShorter) {
+  AcquireFsm fsm = make_fsm(10s);
+  AcquireFsm::decision d = fsm.held(t0 + 7s, 30s);
+  EXPECT_EQ(d.next, step::subscribe);
+  EXPECT_EQ(d.wait, 3s);
+}
+
+TEST(AcquireFsm, TimeLeftIsRoundedUpToWholeMilliseconds) {
+  AcquireFsm fsm = make_fsm(10s);
+  AcquireFsm::decision d = fsm.held(t0 + 9s + 998500us, 30s);  // 1.5 ms left
+  EXPECT_EQ(d.next, step::subscribe);
+  EXPECT_EQ(d.wait, 2ms);
+}
+
+TEST(AcquireFsm, SubscribedAndWokenRetry) {
+  AcquireFsm fsm = make_fsm(10s);
+  ASSERT_EQ(fsm.held(t0, 1s).next, step::subscribe);
+  EXPECT_EQ(fsm.subscribed().next, step::try_acquire);
+  EXPECT_EQ(fsm.woken().next, step::try_acquire);
+}
+
+TEST(AcquireFsm, HeldAgainSleepsWithMinOfTtlAndTimeLeft) {
+  AcquireFsm fsm = make_fsm(10s);
+  ASSERT_EQ(fsm.held(t0, 1s).next, step::subscribe);
+
+  AcquireFsm::decision d = fsm.held(t0 + 1s, 4s);
+  EXPECT_EQ(d.next, step::sleep);
+  EXPECT_EQ(d.wait, 4s);
+
+  d = fsm.held(t0 + 8s, 4s);
+  EXPECT_EQ(d.next, step::sleep);
+  EXPECT_EQ(d.wait, 2s);
+  EXPECT_TRUE(fsm.joined());
+}
+
+TEST(AcquireFsm, SubscribesOnlyOnce) {
+  AcquireFsm fsm = make_fsm(std::nullopt);
+  EXPECT_EQ(fsm.held(t0, 1s).next, step::subscribe);
+  for (int i = 1; i < 10; ++i) EXPECT_EQ(fsm.held(t0 + i * 1s, 1s).next, step::sleep) << i;
+}
+
+TEST(AcquireFsm, ZeroTtlUsesUnknownTtlWait) {
+  AcquireFsm fsm = make_fsm(std::nullopt);
+  AcquireFsm::decision d = fsm.held(t0, 0ms);
+  EXPECT_EQ(d.next, step::subscribe);
+  EXPECT_EQ(d.wait, unknown_ttl_wait);
+}
+
+TEST(AcquireFsm, NegativeTtlUsesUnknownTtlWait) {
+  AcquireFsm fsm = make_fsm(std::nullopt);
+  ASSERT_EQ(fsm.held(t0, -1ms).wait, unknown_ttl_wait);  // PTTL -1: no expiry
+  AcquireFsm::decision d = fsm.held(t0 + 1s, -2ms);
+  EXPECT_EQ(d.next, step::sleep);
+  EXPECT_EQ(d.wait, unknown_ttl_wait);
+}
+
+TEST(AcquireFsm, UnknownTtlWaitIsStillCappedByTimeLeft) {
+  AcquireFsm fsm = make_fsm(10s);
+  AcquireFsm::decision d = fsm.held(t0 + 8s, -1ms);
+  EXPECT_EQ(d.next, step::subscribe);
+  EXPECT_EQ(d.wait, 2s);
+}
+
+TEST(AcquireFsm, HeldAtTheDeadlineTimesOut) {
+  AcquireFsm fsm = make_fsm(10s);
+  EXPECT_EQ(fsm.held(t0 + 10s, 1s).next, step::timed_out);
+}
+
+TEST(AcquireFsm, HeldPastTheDeadlineTimesOut) {
+  AcquireFsm fsm = make_fsm(10s);
+  ASSERT_EQ(fsm.held(t0 + 1s, 1s).next, step::subscribe);
+  EXPECT_EQ(fsm.held(t0 + 10s + 1ms, 1s).next, step::timed_out);
+  EXPECT_EQ(fsm.held(t0 + 1h, 0ms).next, step::timed_out);
+}
+
+TEST(AcquireFsm, HeldJustBeforeTheDeadlineWaitsTheRest) {
+  AcquireFsm fsm = make_fsm(10s);
+  AcquireFsm::decision d = fsm.held(t0 + 10s - 1ms, 1s);
+  EXPECT_EQ(d.next, step::subscribe);
+  EXPECT_EQ(d.wait, 1ms);
+}
+
+TEST(AcquireFsm, ZeroWaitTriesOnceThenTimesOut) {
+  AcquireFsm fsm = make_fsm(0ms);
+  EXPECT_EQ(fsm.start().next, step::try_acquire);
+  EXPECT_EQ(fsm.held(t0, 10s).next, step::timed_out);
+  EXPECT_FALSE(fsm.joined());  // never subscribed
+}
+
+TEST(AcquireFsm, NoDeadlineNeverTimesOut) {
+  AcquireFsm fsm = make_fsm(std::nullopt);
+  AcquireFsm::decision d = fsm.held(t0, 30s);
+  EXPECT_EQ(d.next, step::subscribe);
+  EXPECT_EQ(d.wait, 30s);
+  d = fsm.held(t0 + 24h * 365, 30s);
+  EXPECT_EQ(d.next, step::sleep);
+  EXPECT_EQ(d.wait, 30s);  // the TTL alone, not capped
+  EXPECT_EQ(fsm.read_back(t0 + 24h * 3650, false).next, step::try_acquire);
+}
+
+TEST(AcquireFsm, UnknownReadsBackUpToMaxUnknownTimesThenFails) {
+  AcquireFsm fsm = make_fsm(10s);
+  for (int i = 0; i < max_unknown; ++i) EXPECT_EQ(fsm.unknown().next, step::read_back) << i;
+  EXPECT_EQ(fsm.unknown().next, step::failed);
+  EXPECT_EQ(fsm.unknown().next, step::failed);
+}
+
+TEST(AcquireFsm, ZeroMaxUnknownFailsAtOnce) {
+  AcquireFsm fsm = make_fsm(10s, 0);
+  EXPECT_EQ(fsm.unknown().next, step::failed);
+}
+
+TEST(AcquireFsm, UnknownsCountAcrossRetries) {
+  AcquireFsm fsm = make_fsm(std::nullopt, 2);
+  ASSERT_EQ(fsm.unknown().next, step::read_back);
+  ASSERT_EQ(fsm.read_back(t0 + 1s, false).next, step::try_acquire);
+  ASSERT_EQ(fsm.held(t0 + 2s, 1s).next, step::subscribe);
+  ASSERT_EQ(fsm.unknown().next, step::read_back);
+  ASSERT_EQ(fsm.read_back(t0 + 3s, false).next, step::try_acquire);
+  EXPECT_EQ(fsm.unknown().next, step::failed);
+}
+
+TEST(AcquireFsm, ReadBackAppliedIsAcquired) {
+  AcquireFsm fsm = make_fsm(10s);
+  ASSERT_EQ(fsm.unknown().next, step::read_back);
+  EXPECT_EQ(fsm.read_back(t0 + 1s, true).next, step::acquired);
+}
+
+TEST(AcquireFsm, ReadBackAppliedIsAcquiredEvenPastTheDeadline) {
+  // The lock is held: reporting a time-out would leak it.
+  AcquireFsm fsm = make_fsm(10s);
+  ASSERT_EQ(fsm.unknown().next, step::read_back);
+  EXPECT_EQ(fsm.read_back(t0 + 1h, true).next, step::acquired);
+}
+
+TEST(AcquireFsm, ReadBackNotAppliedRetries) {
+  AcquireFsm fsm = make_fsm(10s);
+  ASSERT_EQ(fsm.unknown().next, step::read_back);
+  EXPECT_EQ(fsm.read_back(t0 + 9s, false).next, step::try_acquire);
+}
+
+TEST(AcquireFsm, ReadBackNotAppliedPastTheDeadlineTimesOut) {
+  AcquireFsm fsm = make_fsm(10s);
+  ASSERT_EQ(fsm.unknown().next, step::read_back);
+  EXPECT_EQ(fsm.read_back(t0 + 10s, false).next, step::timed_out);
+  EXPECT_EQ(fsm.read_back(t0 + 11s, false).next, step::timed_out);
+}
+
+// Disabled until src/acquire_fsm.cpp saturates the deadline: start + milliseconds::max()
+// overflows clock::duration (nanoseconds), so a "wait for ever" passed as a huge duration
+// currently times out after the first try.
+TEST(AcquireFsm, HugeWaitDoesNotOverflowIntoAnEarlyTimeOut) {
+  AcquireFsm fsm = make_fsm(milliseconds::max());
+  AcquireFsm::decision d = fsm.held(t0 + 1s, 30s);
+  EXPECT_EQ(d.next, step::subscribe);
+  EXPECT_EQ(d.wait, 30s);
+  EXPECT_EQ(fsm.read_back(t0 + 24h, false).next, step::try_acquire);
+}
+
+}  // namespace

@@ -1,0 +1,202 @@
+// Config defaults and Config::from_url.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <system_error>
+
+#include <warden/config.hpp>
+#include <warden/error.hpp>
+
+namespace {
+
+using namespace std::chrono_literals;
+using warden::Config;
+
+TEST(ConfigDefaults, MatchDocumentedValues) {
+  Config config;
+  EXPECT_EQ(config.host, "127.0.0.1");
+  EXPECT_EQ(config.port, 6379);
+  EXPECT_EQ(config.username, "");
+  EXPECT_EQ(config.password, "");
+  EXPECT_EQ(config.database, 0);
+  EXPECT_EQ(config.lock_watchdog_timeout, 30s);
+  EXPECT_EQ(config.connect_timeout, 10s);
+  EXPECT_EQ(config.command_timeout, 3s);
+  EXPECT_EQ(config.retry_attempts, 3);
+  EXPECT_EQ(config.retry_backoff_min, 50ms);
+  EXPECT_EQ(config.retry_backoff_max, 2s);
+  EXPECT_EQ(config.health_check_interval, 5s);
+  EXPECT_FALSE(config.logger);
+}
+
+TEST(ConfigFromUrl, HostOnlyKeepsDefaults) {
+  Config config = Config::from_url("redis://cache.example.com");
+  EXPECT_EQ(config.host, "cache.example.com");
+  EXPECT_EQ(config.port, 6379);
+  EXPECT_EQ(config.database, 0);
+  EXPECT_EQ(config.username, "");
+  EXPECT_EQ(config.password, "");
+  EXPECT_EQ(config.lock_watchdog_timeout, 30s);
+  EXPECT_EQ(config.command_timeout, 3s);
+  EXPECT_EQ(config.retry_attempts, 3);
+}
+
+TEST(ConfigFromUrl, HostAndPort) {
+  Config config = Config::from_url("redis://10.0.0.7:7000");
+  EXPECT_EQ(config.host, "10.0.0.7");
+  EXPECT_EQ(config.port, 7000);
+  EXPECT_EQ(config.database, 0);
+}
+
+TEST(ConfigFromUrl, PortBounds) {
+  EXPECT_EQ(Config::from_url("redis://h:1").port, 1);
+  EXPECT_EQ(Config::from_url("redis://h:65535").port, 65535);
+}
+
+TEST(ConfigFromUrl, Database) {
+  Config config = Config::from_url("redis://localhost:6380/5");
+  EXPECT_EQ(config.host, "localhost");
+  EXPECT_EQ(config.port, 6380);
+  EXPECT_EQ(config.database, 5);
+  EXPECT_EQ(Config::from_url("redis://localhost/12").database, 12);
+  EXPECT_EQ(Config::from_url("redis://localhost/12").port, 6379);
+}
+
+TEST(ConfigFromUrl, TrailingSlashMeansDatabaseZero) {
+  Config config = Config::from_url("redis://localhost/");
+  EXPECT_EQ(config.host, "localhost");
+  EXPECT_EQ(config.database, 0);
+}
+
+TEST(ConfigFromUrl, BarePasswordIsLegacyAuth) {
+  Config config = Config::from_url("redis://s3cret@localhost");
+  EXPECT_EQ(config.username, "");
+  EXPECT_EQ(config.password, "s3cret");
+  EXPECT_EQ(config.host, "localhost");
+}
+
+TEST(ConfigFromUrl, ColonPasswordIsLegacyAuth) {
+  Config config = Config::from_url("redis://:s3cret@localhost:6390");
+  EXPECT_EQ(config.username, "");
+  EXPECT_EQ(config.password, "s3cret");
+  EXPECT_EQ(config.host, "localhost");
+  EXPECT_EQ(config.port, 6390);
+}
+
+TEST(ConfigFromUrl, UserAndPassword) {
+  Config config = Config::from_url("redis://alice:wonder@redis.local:6381/3");
+  EXPECT_EQ(config.username, "alice");
+  EXPECT_EQ(config.password, "wonder");
+  EXPECT_EQ(config.host, "redis.local");
+  EXPECT_EQ(config.port, 6381);
+  EXPECT_EQ(config.database, 3);
+}
+
+TEST(ConfigFromUrl, PercentEscapesInCredentials) {
+  Config config = Config::from_url("redis://us%40er:p%3Aa%40ss%2Fw%25d@host");
+  EXPECT_EQ(config.username, "us@er");
+  EXPECT_EQ(config.password, "p:a@ss/w%d");
+  EXPECT_EQ(config.host, "host");
+}
+
+TEST(ConfigFromUrl, PercentEscapesAreCaseInsensitiveHex) {
+  EXPECT_EQ(Config::from_url("redis://:%2f%2F@host").password, "//");
+}
+
+TEST(ConfigFromUrl, UnescapedAtInPasswordSplitsAtLastAt) {
+  Config config = Config::from_url("redis://u:p@ss@host");
+  EXPECT_EQ(config.username, "u");
+  EXPECT_EQ(config.password, "p@ss");
+  EXPECT_EQ(config.host, "host");
+}
+
+TEST(ConfigFromUrl, Ipv6InBrackets) {
+  Config config = Config::from_url("redis://[::1]:6390/2");
+  EXPECT_EQ(config.host, "::1");
+  EXPECT_EQ(config.port, 6390);
+  EXPECT_EQ(config.database, 2);
+}
+
+TEST(ConfigFromUrl, Ipv6InBracketsWithoutPort) {
+  Config config = Config::from_url("redis://user:pw@[fe80::1:2]");
+  EXPECT_EQ(config.host, "fe80::1:2");
+  EXPECT_EQ(config.port, 6379);
+  EXPECT_EQ(config.username, "user");
+  EXPECT_EQ(config.password, "pw");
+}
+
+// Asserts that `url` is rejected with errc::invalid_argument and a message naming it.
+void expect_rejected(const std::string& url) {
+  try {
+    (void)Config::from_url(url);
+    ADD_FAILURE() << "accepted " << url;
+  } catch (const warden::Error& error) {
+    EXPECT_EQ(error.code(), warden::errc::invalid_argument) << url;
+    EXPECT_NE(std::string(error.what()).find(url), std::string::npos) << error.what();
+  } catch (const std::exception& other) {
+    ADD_FAILURE() << url << " threw something other than warden::Error: " << other.what();
+  }
+}
+
+TEST(ConfigFromUrlRejects, WrongScheme) {
+  expect_rejected("http://localhost:6379");
+  expect_rejected("rediss://localhost:6379");
+  expect_rejected("localhost:6379");
+  expect_rejected("redis:/localhost");
+  expect_rejected("");
+}
+
+TEST(ConfigFromUrlRejects, NoHost) {
+  expect_rejected("redis://");
+  expect_rejected("redis://:6379");
+  expect_rejected("redis:///0");
+  expect_rejected("redis://pw@");
+  expect_rejected("redis://[]:6379");
+}
+
+TEST(ConfigFromUrlRejects, PortZero) { expect_rejected("redis://localhost:0"); }
+
+TEST(ConfigFromUrlRejects, PortTooLarge) {
+  expect_rejected("redis://localhost:70000");
+  expect_rejected("redis://localhost:65536");
+  expect_rejected("redis://[::1]:70000");
+}
+
+TEST(ConfigFromUrlRejects, PortNotANumber) {
+  expect_rejected("redis://localhost:abc");
+  expect_rejected("redis://localhost:63x9");
+  expect_rejected("redis://localhost:-1");
+  expect_rejected("redis://localhost:");
+  expect_rejected("redis://[::1]:abc");
+}
+
+TEST(ConfigFromUrlRejects, BadDatabase) {
+  expect_rejected("redis://localhost/abc");
+  expect_rejected("redis://localhost/-1");
+  expect_rejected("redis://localhost/1x");
+  expect_rejected("redis://localhost/1/2");
+  expect_rejected("redis://localhost:6379/99999999999");
+}
+
+TEST(ConfigFromUrlRejects, BadIpv6Brackets) {
+  expect_rejected("redis://[::1");
+  expect_rejected("redis://[::1]6379");
+}
+
+TEST(ConfigFromUrlRejects, BadPercentEscape) {
+  expect_rejected("redis://:pw%@host");
+  expect_rejected("redis://:pw%4@host");
+  expect_rejected("redis://:pw%zz@host");
+}
+
+TEST(ConfigFromUrlRejects, ErrorIsASystemErrorInWardenCategory) {
+  try {
+    (void)Config::from_url("redis://localhost:0");
+    FAIL() << "accepted port 0";
+  } catch (const std::system_error& error) {
+    EXPECT_EQ(error.code().category(), warden::error_category());
+    EXPECT_EQ(error.code().value(), static_cast<int>(warden::errc::invalid_argument));
+  }
+}
+
+}  // namespace

@@ -1,0 +1,104 @@
+// Key and channel names of a lock (Redisson's layout) and Redis Cluster slots.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "keys.hpp"
+
+namespace keys = warden::detail::keys;
+
+namespace {
+
+TEST(KeysPrefixed, WrapsPlainNameInHashTag) {
+  EXPECT_EQ(keys::prefixed("redisson_lock__channel", "orders"), "redisson_lock__channel:{orders}");
+  EXPECT_EQ(keys::prefixed("p", "a:b:c"), "p:{a:b:c}");
+}
+
+TEST(KeysPrefixed, KeepsNameThatCarriesItsOwnHashTag) {
+  EXPECT_EQ(keys::prefixed("p", "{orders}:42"), "p:{orders}:42");
+  EXPECT_EQ(keys::prefixed("p", "orders:{42}"), "p:orders:{42}");
+  // Any '{' counts, even without a matching '}': Redisson only checks contains("{").
+  EXPECT_EQ(keys::prefixed("p", "half{open"), "p:half{open");
+}
+
+TEST(KeysPrefixed, EmptyName) { EXPECT_EQ(keys::prefixed("p", ""), "p:{}"); }
+
+TEST(KeysSuffixed, WrapsPlainNameInHashTag) {
+  EXPECT_EQ(keys::suffixed("orders", "rwlock_timeout"), "{orders}:rwlock_timeout");
+  EXPECT_EQ(keys::suffixed("a:b", "s"), "{a:b}:s");
+}
+
+TEST(KeysSuffixed, KeepsNameThatCarriesItsOwnHashTag) {
+  EXPECT_EQ(keys::suffixed("{orders}:42", "s"), "{orders}:42:s");
+  EXPECT_EQ(keys::suffixed("orders:{42}", "s"), "orders:{42}:s");
+  EXPECT_EQ(keys::suffixed("half{open", "s"), "half{open:s");
+}
+
+TEST(KeysPrefixed, SameSlotAsTheNameItDerivesFrom) {
+  for (const char* name : {"orders:42", "{orders}:42", "x{tag}y"}) {
+    std::string key = std::string(name).find('{') == std::string::npos ? "{" + std::string(name) + "}" : name;
+    EXPECT_EQ(keys::slot(keys::prefixed("redisson_lock__channel", name)), keys::slot(key)) << name;
+    EXPECT_EQ(keys::slot(keys::suffixed(name, "suffix")), keys::slot(key)) << name;
+  }
+}
+
+TEST(KeysLockChannel, IsRedissonChannelName) {
+  EXPECT_EQ(keys::lock_channel("orders:42"), "redisson_lock__channel:{orders:42}");
+  EXPECT_EQ(keys::lock_channel("{orders}:42"), "redisson_lock__channel:{orders}:42");
+}
+
+TEST(KeysUnlockLatch, IsRedissonLatchNameWithRequestId) {
+  EXPECT_EQ(keys::unlock_latch("orders:42", "req-1"), "redisson_unlock_latch:{orders:42}:req-1");
+  EXPECT_EQ(keys::unlock_latch("{orders}:42", "abc"), "redisson_unlock_latch:{orders}:42:abc");
+}
+
+TEST(KeysUnlockLatch, SharesSlotWithLockChannel) {
+  EXPECT_EQ(keys::slot(keys::unlock_latch("orders:42", "r")), keys::slot(keys::lock_channel("orders:42")));
+  EXPECT_EQ(keys::slot(keys::unlock_latch("orders:42", "r")), keys::slot("orders:42"));
+}
+
+TEST(KeysSlot, MatchesCrc16XmodemCheckValue) {
+  // CRC16/XMODEM("123456789") == 0x31C3; 0x31C3 % 16384 == 12739.
+  EXPECT_EQ(keys::slot("123456789"), 0x31C3 % 16384);
+  EXPECT_EQ(keys::slot("123456789"), 12739);
+}
+
+TEST(KeysSlot, MatchesKnownRedisClusterKeyslots) {
+  EXPECT_EQ(keys::slot("foo"), 12182);
+  EXPECT_EQ(keys::slot("bar"), 5061);
+  EXPECT_EQ(keys::slot("somekey"), 11058);
+  EXPECT_EQ(keys::slot("hello"), 866);
+  EXPECT_EQ(keys::slot(""), 0);
+}
+
+TEST(KeysSlot, HashesOnlyTheHashTag) {
+  EXPECT_EQ(keys::slot("{user1000}.following"), keys::slot("{user1000}.followers"));
+  EXPECT_EQ(keys::slot("{user1000}.following"), keys::slot("user1000"));
+  EXPECT_EQ(keys::slot("foo{bar}zap"), keys::slot("bar"));
+}
+
+TEST(KeysSlot, EmptyHashTagHashesWholeKey) {
+  // The first '{' is followed at once by '}': the tag is empty, so the whole key counts,
+  // not the later "{bar}".
+  EXPECT_EQ(keys::slot("foo{}{bar}"), 8363);
+  EXPECT_NE(keys::slot("foo{}{bar}"), keys::slot("bar"));
+  EXPECT_EQ(keys::slot("{}"), 15257);
+}
+
+TEST(KeysSlot, TagRunsFromFirstOpenToNextClose) {
+  EXPECT_EQ(keys::slot("foo{{bar}}zap"), keys::slot("{bar"));
+  EXPECT_EQ(keys::slot("{bar"), 4015);
+  EXPECT_EQ(keys::slot("x{a}y{b}"), keys::slot("a"));
+}
+
+TEST(KeysSlot, UnclosedOrReversedBracesHashWholeKey) {
+  EXPECT_EQ(keys::slot("foo{"), 7673);
+  EXPECT_EQ(keys::slot("foo}{bar}"), keys::slot("bar"));  // the '}' before the first '{' is ignored
+  EXPECT_EQ(keys::slot("foo}{bar}"), 5061);
+}
+
+TEST(KeysSlot, AlwaysBelow16384) {
+  for (int i = 0; i < 2000; ++i) EXPECT_LT(keys::slot("key:" + std::to_string(i)), 16384);
+}
+
+}  // namespace
