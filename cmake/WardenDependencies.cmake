@@ -1,6 +1,9 @@
 # Finds warden's dependencies from Debian packages: libhiredis-dev, libuv1-dev,
 # libfmt-dev. hiredis and libuv are found through pkg-config and wrapped in
 # imported targets so the package config can find them again for consumers.
+# The install export records them as PkgConfig::WARDEN_HIREDIS and
+# PkgConfig::WARDEN_UV: cmake/wardenConfig.cmake.in recreates exactly those, so
+# keep the prefixes in sync.
 include(GNUInstallDirs)
 find_package(Threads REQUIRED)
 find_package(fmt REQUIRED)
