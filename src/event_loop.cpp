@@ -1,5 +1,8 @@
 #include "event_loop.hpp"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <stdexcept>
 
 namespace warden::detail {
@@ -80,6 +83,14 @@ void EventLoop::drain() {
 
 void EventLoop::run() {
   thread_id_.store(std::this_thread::get_id());
+  // hiredis writes with write(2): to a server that went away that raises
+  // SIGPIPE, whose default action ends the process. Blocked in this thread,
+  // the signal stays pending here and write(2) reports EPIPE instead. Other
+  // threads and the application's own signal handling are left alone.
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
   while (uv_run(&loop_, UV_RUN_DEFAULT) != 0) {
   }
 }
