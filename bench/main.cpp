@@ -1,0 +1,307 @@
+// warden-bench: throughput and latency of warden locks against the bound set
+// by the same Redis server. See print_usage() in options.cpp for what it runs.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <warden/warden.hpp>
+
+#include "lock_kinds.hpp"
+#include "options.hpp"
+#include "records.hpp"
+#include "redis_bound.hpp"
+#include "redis_sync.hpp"
+#include "report.hpp"
+#include "scenario.hpp"
+#include "server.hpp"
+
+namespace warden_bench {
+
+namespace {
+
+constexpr unsigned contended_threads = 8;
+constexpr unsigned s3_locks = 64;
+
+// Keeps what warden logs at warning level and above. The logger runs on the
+// client's I/O thread, so it only appends under a mutex and never blocks for
+// long; the messages are echoed to stderr as they come, for a run being watched.
+class log_sink {
+ public:
+  void add(warden::log_level level, std::string_view message) {
+    const char* tag = level == warden::log_level::error ? "error" : "warning";
+    fmt::print(stderr, "warden {}: {}\n", tag, message);
+    std::lock_guard<std::mutex> guard(mutex_);
+    ++count_;
+    if (first_.size() < max_kept) first_.push_back(fmt::format("{}: {}", tag, message));
+  }
+
+  std::vector<std::string> note() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    std::vector<std::string> out;
+    if (count_ == 0) return out;
+    out.push_back(fmt::format("warden logged {} warning(s)/error(s); the first {}:", count_, first_.size()));
+    for (const auto& m : first_) out.push_back(fmt::format("  `{}`", m));
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t max_kept = 5;
+  mutable std::mutex mutex_;
+  std::uint64_t count_ = 0;
+  std::vector<std::string> first_;
+};
+
+std::string server_version(const warden::Config& config) {
+  try {
+    auto connection = redis_sync::connect(config, std::chrono::seconds(5));
+    const std::string info = connection.command({"INFO", "server"});
+    const std::string_view key = "redis_version:";
+    const auto at = info.find(key);
+    if (at == std::string::npos) return "unknown version";
+    const auto end = info.find_first_of("\r\n", at);
+    return info.substr(at + key.size(), end - at - key.size());
+  } catch (const std::exception& e) {
+    return fmt::format("version unknown: {}", e.what());
+  }
+}
+
+// The 1-, 5- and 15-minute load averages ("0.12 0.30 0.25"), or "" where
+// /proc is not there. Other work on the machine steals CPU from the client
+// threads and the server alike; the report shows it so a noisy run can be told
+// from a slow library.
+std::string load_average() {
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  if (f == nullptr) return {};
+  double one = 0, five = 0, fifteen = 0;
+  const int n = std::fscanf(f, "%lf %lf %lf", &one, &five, &fifteen);
+  std::fclose(f);
+  return n == 3 ? fmt::format("{:.2f} {:.2f} {:.2f}", one, five, fifteen) : std::string();
+}
+
+// Cumulative user + system CPU seconds of the server, from INFO cpu; -1 when
+// unavailable. Its own connection, so sampling costs one round trip and never
+// touches warden's connections.
+class server_cpu_probe {
+ public:
+  explicit server_cpu_probe(const warden::Config& config) {
+    try {
+      connection_ = std::make_unique<redis_sync>(redis_sync::connect(config, std::chrono::seconds(5)));
+    } catch (const std::exception&) {
+      // No probe: the report says n/a for server CPU.
+    }
+  }
+
+  double operator()() {
+    if (!connection_) return -1;
+    try {
+      const std::string info = connection_->command({"INFO", "cpu"});
+      return field(info, "used_cpu_sys:") + field(info, "used_cpu_user:");
+    } catch (const std::exception&) {
+      return -1;
+    }
+  }
+
+ private:
+  static double field(const std::string& info, std::string_view key) {
+    const auto at = info.find(key);
+    if (at == std::string::npos) throw std::runtime_error("INFO cpu: no " + std::string{key});
+    return std::strtod(info.c_str() + at + key.size(), nullptr);
+  }
+
+  std::unique_ptr<redis_sync> connection_;
+};
+
+struct file_closer {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+// The scenarios asked for, in the order asked. With --fair, the FairLock twin
+// of S2 follows S2 when warden has FairLock; otherwise a note says why not.
+std::vector<scenario_spec> plan(const options& opts, std::vector<std::string>& notes) {
+  std::vector<scenario_spec> specs;
+  const lock_factory fair = fair_lock_factory();
+  for (const auto& name : opts.scenarios) {
+    if (name == "S1") {
+      specs.push_back({"S1", "1 thread, 1 lock", 1, 1, bound_kind::single_connection, make_plain_lock});
+    } else if (name == "S2") {
+      specs.push_back(
+          {"S2", "8 threads, 1 lock", contended_threads, 1, bound_kind::eight_connections, make_plain_lock});
+      if (opts.fair && fair) {
+        specs.push_back({"S2F", "8 threads, 1 FairLock", contended_threads, 1, bound_kind::eight_connections, fair});
+      }
+    } else if (name == "S3") {
+      specs.push_back({"S3", "8 threads, 64 locks round-robin", contended_threads, s3_locks,
+                       bound_kind::eight_connections, make_plain_lock});
+    }
+  }
+  if (opts.fair && !fair) {
+    notes.push_back(
+        "--fair: warden has no FairLock yet (no Client::get_fair_lock), so the FairLock run of S2 "
+        "was skipped; it runs as S2F once FairLock exists.");
+  } else if (opts.fair && std::find(opts.scenarios.begin(), opts.scenarios.end(), "S2") == opts.scenarios.end()) {
+    notes.push_back("--fair: S2 was not selected, so neither was its FairLock twin S2F.");
+  }
+  return specs;
+}
+
+int run(const options& opts) {
+  install_server_cleanup_handlers();
+
+  // Opened first, so a bad path fails before minutes of measuring.
+  std::unique_ptr<std::FILE, file_closer> records;
+  if (opts.records_path) {
+    records.reset(std::fopen(opts.records_path->c_str(), "w"));
+    if (!records) throw std::runtime_error(fmt::format("--records: cannot open '{}'", *opts.records_path));
+    std::setvbuf(records.get(), nullptr, _IOFBF, 1 << 20);
+    write_records_header(records.get());
+  }
+
+  report_input report;
+  report.duration_s = opts.duration_s;
+  report.cpus = std::thread::hardware_concurrency();
+  report.load_at_start = load_average();
+
+  std::unique_ptr<redis_server> server;
+  warden::Config config;
+  if (opts.url) {
+    config = warden::Config::from_url(*opts.url);
+  } else {
+    fmt::print(stderr, "starting a throw-away redis-server...\n");
+    server = redis_server::start();
+    config.host = "127.0.0.1";
+    config.port = server->port();
+  }
+  const std::string version = server_version(config);
+  report.server = server ? fmt::format("{}:{} (throw-away redis-server {}, pid {})", config.host, config.port, version,
+                                       server->pid())
+                         : fmt::format("{}:{} (--url, redis-server {})", config.host, config.port, version);
+
+  // Unique per run, so a shared server's leftovers (or another bench running
+  // against it) cannot hold our locks.
+  const std::string key_prefix = fmt::format("warden-bench:{}.{:x}:", ::getpid(), now_ns() & 0xffffff);
+
+  // The bound first, on an idle server.
+  const std::string bound_key = key_prefix + "bound";
+  try {
+    const std::string sha = load_bound_script(config);
+    fmt::print(stderr, "measuring the bound: redis-benchmark -c 1...\n");
+    report.bound_single = measure_bound(config, sha, bound_key, 1, opts.duration_s);
+    fmt::print(stderr, "measuring the bound: redis-benchmark -c {}...\n", contended_threads);
+    report.bound_eight = measure_bound(config, sha, bound_key, contended_threads, opts.duration_s);
+    redis_sync::connect(config, std::chrono::seconds(5)).command({"DEL", bound_key});
+  } catch (const std::exception& e) {
+    report.bound_single.error = report.bound_eight.error = fmt::format("SCRIPT LOAD failed: {}", e.what());
+  }
+  report.bound_single.connections = 1;
+  report.bound_eight.connections = contended_threads;
+  for (const bound_result* b : {&report.bound_single, &report.bound_eight}) {
+    if (!b->ok) report.notes.push_back(fmt::format("bound -c {}: {}", b->connections, b->error));
+  }
+
+  const std::vector<scenario_spec> specs = plan(opts, report.notes);
+
+  auto sink = std::make_shared<log_sink>();
+  config.logger = [sink](warden::log_level level, std::string_view message) {
+    if (level == warden::log_level::warning || level == warden::log_level::error) sink->add(level, message);
+  };
+  warden::Client client{config};
+
+  run_settings settings;
+  settings.key_prefix = key_prefix;
+  settings.hang_grace_s = 60;
+  auto probe = std::make_shared<server_cpu_probe>(config);
+  settings.server_cpu_s = [probe] { return (*probe)(); };
+  settings.on_hang = [&records] {
+    if (records) std::fflush(records.get());
+    // Stuck warden threads cannot be joined and the Client cannot be
+    // destroyed safely: stop the server and leave without destructors.
+    kill_server_now();
+    std::fflush(stdout);
+    std::_Exit(3);
+  };
+
+  // Connects, loads warden's scripts and subscribes once, so that cost lands
+  // in no scenario's figures.
+  {
+    run_settings warm = settings;
+    warm.duration_s = 0.3;
+    fmt::print(stderr, "warming up...\n");
+    const scenario_result w = run_scenario(
+        client, {"warm-up", "1 thread, 1 lock", 1, 1, bound_kind::single_connection, make_plain_lock}, warm);
+    if (w.acquisitions == 0) {
+      fmt::print(stderr, "warden-bench: warm-up could not take a single lock: {}\n", w.first_error);
+      return 1;
+    }
+  }
+
+  settings.duration_s = opts.duration_s;
+  settings.records = records.get();
+  for (const auto& spec : specs) {
+    fmt::print(stderr, "running {} ({}) for {:g} s...\n", spec.name, spec.description, opts.duration_s);
+    report.results.push_back(run_scenario(client, spec, settings));
+  }
+
+  report.load_at_end = load_average();
+  bool failed = false;
+  for (const auto& r : report.results) {
+    if (!r.first_error.empty()) report.notes.push_back(fmt::format("{}: first error: {}", r.spec.name, r.first_error));
+    failed = failed || r.violations() != 0 || r.lock_errors + r.unlock_errors != 0;
+  }
+  for (auto& line : sink->note()) report.notes.push_back(std::move(line));
+  if (report.cpus < contended_threads + 2) {
+    report.notes.push_back(fmt::format(
+        "{} CPUs are shared by the {} worker threads, warden's I/O thread and redis-server (and by redis-benchmark "
+        "while the bound is measured), so the 8-thread figures include CPU contention on the client side.",
+        report.cpus, contended_threads));
+  }
+  report.notes.push_back(
+      "The critical section is empty (`lock(); unlock();`). The occupied-flag check catches overlaps inside it; "
+      "the timestamp check catches any entry before the previous holder's unlock() began.");
+  report.notes.push_back(
+      "(b) is the takeover wait the S2 targets are judged on; (b′) leaves out hand-offs where the "
+      "lock sat idle before the next owner asked, which matters for S3.");
+  if (records) {
+    std::fflush(records.get());
+    report.notes.push_back(fmt::format("records written to {}", *opts.records_path));
+  }
+
+  print_report(stdout, report);
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+}  // namespace warden_bench
+
+int main(int argc, char** argv) {
+  using namespace warden_bench;
+  options opts;
+  try {
+    opts = parse_options(argc, argv);
+  } catch (const usage_error& e) {
+    fmt::print(stderr, "warden-bench: {}\n\n", e.what());
+    print_usage(stderr);
+    return 2;
+  }
+  if (opts.help) {
+    print_usage(stdout);
+    return 0;
+  }
+  try {
+    return run(opts);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "warden-bench: {}\n", e.what());
+    return 2;
+  }
+}

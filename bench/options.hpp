@@ -1,0 +1,31 @@
+// warden-bench: command line.
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace warden_bench {
+
+struct options {
+  std::optional<std::string> url;                        // --url; unset: start a throw-away redis-server
+  double duration_s = 5;                                 // --duration, per scenario
+  std::vector<std::string> scenarios{"S1", "S2", "S3"};  // --scenarios, in the order given
+  std::optional<std::string> records_path;               // --records
+  bool fair = false;                                     // --fair
+  bool help = false;                                     // --help
+};
+
+// A command line that cannot be understood; what() says why.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Accepts "--name value" and "--name=value". Throws usage_error.
+options parse_options(int argc, char** argv);
+
+void print_usage(std::FILE* out);
+
+}  // namespace warden_bench

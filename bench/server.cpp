@@ -1,0 +1,237 @@
+#include "server.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
+#include <fmt/format.h>
+
+#include "process.hpp"
+#include "redis_sync.hpp"
+
+namespace warden_bench {
+
+namespace {
+
+// The pid the signal handlers must stop; 0 when no server runs. An atomic of a
+// lock-free type is one of the few things a signal handler may read.
+std::atomic<pid_t> registered_pid{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free);
+
+// The server's temporary directory and log, in fixed buffers so the signal
+// handler can remove them with async-signal-safe calls only. Written before
+// registered_pid is set, read only while it is.
+char registered_dir[PATH_MAX];
+char registered_log[PATH_MAX];
+
+void remove_registered_files() noexcept {
+  ::unlink(registered_log);
+  ::rmdir(registered_dir);
+}
+
+// Asks the kernel for a free port by binding to port 0. The socket is closed
+// before redis-server binds, so another process may take the port in between;
+// start() retries when that happens.
+std::uint16_t pick_free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error(fmt::format("socket: {}", std::strerror(errno)));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw std::runtime_error(fmt::format("finding a free port: {}", std::strerror(err)));
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Reaps `pid` if it has exited. True when it is gone.
+bool reap_if_exited(pid_t pid) {
+  int status = 0;
+  const pid_t r = ::waitpid(pid, &status, WNOHANG);
+  return r == pid || (r < 0 && errno == ECHILD);
+}
+
+void on_fatal_signal(int sig) {
+  const pid_t pid = registered_pid.load();
+  if (pid > 0) {
+    ::kill(pid, SIGTERM);
+    remove_registered_files();
+  }
+  // Die of the same signal, so the parent shell sees what happened.
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+}  // namespace
+
+void install_server_cleanup_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_fatal_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+}
+
+void kill_server_now() noexcept {
+  const pid_t pid = registered_pid.exchange(0);
+  if (pid > 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    remove_registered_files();
+  }
+}
+
+std::unique_ptr<redis_server> redis_server::start() {
+  const auto binary = find_on_path("redis-server");
+  if (!binary) throw std::runtime_error("redis-server not found on PATH (or pass --url)");
+
+  std::unique_ptr<redis_server> server{new redis_server};
+  char dir_template[] = "/tmp/warden-bench-XXXXXX";
+  if (::mkdtemp(dir_template) == nullptr) {
+    throw std::runtime_error(fmt::format("mkdtemp: {}", std::strerror(errno)));
+  }
+  server->dir_ = dir_template;
+  server->log_path_ = server->dir_ + "/redis-server.log";
+  if (server->log_path_.size() >= PATH_MAX) throw std::runtime_error("temporary path too long");
+  std::strcpy(registered_dir, server->dir_.c_str());
+  std::strcpy(registered_log, server->log_path_.c_str());
+
+  constexpr int attempts = 5;
+  std::string last_log;
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    const std::uint16_t port = pick_free_port();
+    const std::string port_text = std::to_string(port);
+    // Everything the child needs is built before fork(): between fork and exec
+    // only async-signal-safe calls are allowed.
+    std::vector<std::string> args = {
+        *binary,
+        "--port", port_text,
+        "--bind", "127.0.0.1",
+        "--save", "",          // no RDB snapshots
+        "--appendonly", "no",  // no AOF either: nothing of a bench run is worth keeping
+        "--dir", server->dir_,
+        "--daemonize", "no",   // stay our child, so the pid we hold is the server's
+    };
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t parent = ::getpid();
+
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+    if (pid == 0) {
+#ifdef __linux__
+      // If the bench is SIGKILLed no handler runs; let the kernel stop the
+      // server instead. The getppid check closes the race with a parent that
+      // died before prctl took effect.
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (::getppid() != parent) ::_exit(1);
+#endif
+      const int log_fd = ::open(server->log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      const int null_fd = ::open("/dev/null", O_RDONLY);
+      if (log_fd >= 0) {
+        ::dup2(log_fd, STDOUT_FILENO);
+        ::dup2(log_fd, STDERR_FILENO);
+      }
+      if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    (void)parent;
+    server->pid_ = pid;
+    server->port_ = port;
+    registered_pid.store(pid);
+
+    warden::Config probe;
+    probe.host = "127.0.0.1";
+    probe.port = port;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    bool exited = false;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (reap_if_exited(pid)) {
+        exited = true;
+        break;
+      }
+      try {
+        auto connection = redis_sync::connect(probe, std::chrono::milliseconds(200));
+        if (connection.command({"PING"}) == "PONG") return server;
+      } catch (const std::exception&) {
+        // Not listening yet (or still loading): try again shortly.
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    last_log = read_file(server->log_path_);
+    if (exited) {
+      server->pid_ = -1;
+      registered_pid.store(0);
+      // Lost the race for the port: pick another. Any other failure would
+      // repeat on every port.
+      if (last_log.find("Address already in use") != std::string::npos) continue;
+      break;
+    }
+    server->stop();
+    throw std::runtime_error(
+        fmt::format("redis-server on port {} did not answer PING within 10 s; its log:\n{}", port, last_log));
+  }
+  server->stop();
+  throw std::runtime_error(fmt::format("redis-server would not start; its log:\n{}", last_log));
+}
+
+void redis_server::stop() noexcept {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    bool gone = false;
+    while (!(gone = reap_if_exited(pid_)) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!gone) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    registered_pid.store(0);
+    pid_ = -1;
+  }
+  if (!dir_.empty()) {
+    // Persistence is off, so the log is the only file; dump.rdb is removed in
+    // case a server configured elsewhere wrote one on shutdown anyway.
+    ::unlink(log_path_.c_str());
+    ::unlink((dir_ + "/dump.rdb").c_str());
+    ::rmdir(dir_.c_str());
+    dir_.clear();
+  }
+}
+
+}  // namespace warden_bench
