@@ -65,7 +65,7 @@ void Connection::connect() {
     return;
   }
   context->data = this;
-  if (!attach_to_uv(loop_.uv(), context)) {
+  if (!attach_to_uv(loop_.uv(), loop_.flusher(), context)) {
     redisAsyncFree(context);
     drop(make_error_code(errc::connection_refused), "cannot watch the socket");
     return;

@@ -13,6 +13,7 @@ EventLoop::EventLoop() {
   uv_async_init(&loop_, &wakeup_, [](uv_async_t* handle) { static_cast<EventLoop*>(handle->data)->drain(); });
   timer_.data = this;
   uv_timer_init(&loop_, &timer_);
+  flusher_ = std::make_unique<WriteFlusher>(&loop_);
   thread_ = std::thread([this] { run(); });
   thread_id_.store(thread_.get_id());
 }
@@ -78,6 +79,7 @@ void EventLoop::drain() {
     uv_timer_stop(&timer_);
     uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_), nullptr);
+    flusher_->close();
   }
 }
 

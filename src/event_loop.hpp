@@ -7,10 +7,12 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "timer_queue.hpp"
+#include "uv_adapter.hpp"
 
 namespace warden::detail {
 
@@ -29,6 +31,7 @@ class EventLoop {
 
   // Loop thread only.
   uv_loop_t* uv() { return &loop_; }
+  WriteFlusher& flusher() { return *flusher_; }
   TimerQueue::id at(clock::time_point when, std::function<void()> fn);
   TimerQueue::id after(std::chrono::milliseconds delay, std::function<void()> fn);
   void cancel(TimerQueue::id timer);
@@ -47,6 +50,7 @@ class EventLoop {
   uv_async_t wakeup_{};
   uv_timer_t timer_{};
   TimerQueue timers_;
+  std::unique_ptr<WriteFlusher> flusher_;
   std::mutex mutex_;
   std::deque<std::function<void()>> tasks_;
   bool accepting_ = true;

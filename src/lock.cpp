@@ -85,22 +85,22 @@ const std::string& Lock::name() const noexcept { return core_->name(); }
 
 void Lock::lock() {
   detail::check_blocking(*core_, "lock()");
-  acquire<void>(core_, current_thread_id(), std::nullopt, std::nullopt).get();
+  detail::get_soon(acquire<void>(core_, current_thread_id(), std::nullopt, std::nullopt));
 }
 
 void Lock::lock(milliseconds lease) {
   detail::check_blocking(*core_, "lock(lease)");
-  acquire<void>(core_, current_thread_id(), std::nullopt, lease).get();
+  detail::get_soon(acquire<void>(core_, current_thread_id(), std::nullopt, lease));
 }
 
 bool Lock::try_lock() {
   detail::check_blocking(*core_, "try_lock()");
-  return acquire(core_, current_thread_id(), milliseconds{0}, std::nullopt).get();
+  return detail::get_soon(acquire(core_, current_thread_id(), milliseconds{0}, std::nullopt));
 }
 
 bool Lock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease) {
   detail::check_blocking(*core_, "try_lock_for()");
-  return acquire(core_, current_thread_id(), wait, lease).get();
+  return detail::get_soon(acquire(core_, current_thread_id(), wait, lease));
 }
 
 void Lock::unlock() {
@@ -116,36 +116,36 @@ void Lock::unlock() {
     }
     return;
   }
-  done.get();
+  detail::get_soon(std::move(done));
 }
 
 bool Lock::force_unlock() {
   detail::check_blocking(*core_, "force_unlock()");
-  return force_unlock_async().get();
+  return detail::get_soon(force_unlock_async());
 }
 
 bool Lock::is_locked() const {
   detail::check_blocking(*core_, "is_locked()");
-  return is_locked_async().get();
+  return detail::get_soon(is_locked_async());
 }
 
 bool Lock::is_held_by_current_thread() const { return is_held_by_thread(current_thread_id()); }
 
 bool Lock::is_held_by_thread(thread_id owner) const {
   detail::check_blocking(*core_, "is_held_by_thread()");
-  return held_by(core_, owner).get();
+  return detail::get_soon(held_by(core_, owner));
 }
 
 int Lock::hold_count() const {
   detail::check_blocking(*core_, "hold_count()");
-  return query<int>(core_, {"HGET", core_->name(), core_->owner_field(current_thread_id())},
-                    [](const Reply& reply) { return reply.is_nil() ? 0 : std::atoi(reply.str.c_str()); })
-      .get();
+  return detail::get_soon(
+      query<int>(core_, {"HGET", core_->name(), core_->owner_field(current_thread_id())},
+                 [](const Reply& reply) { return reply.is_nil() ? 0 : std::atoi(reply.str.c_str()); }));
 }
 
 std::optional<milliseconds> Lock::remain_time_to_live() const {
   detail::check_blocking(*core_, "remain_time_to_live()");
-  return remain_time_to_live_async().get();
+  return detail::get_soon(remain_time_to_live_async());
 }
 
 std::chrono::steady_clock::time_point Lock::valid_until() const { return valid_until(current_thread_id()); }
