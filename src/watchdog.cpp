@@ -155,13 +155,19 @@ void Watchdog::tick() {
     std::vector<std::string> args;
   };
   std::vector<Batch> batches;
+  std::vector<key> overdue;
   bool any = false;
   {
     std::lock_guard<std::mutex> guard(mutex_);
     for (auto& [which, hold] : holds_) {
       if (!hold.watchdog_mode() || hold.releasing) continue;
       any = true;
-      if (hold.renewing) continue;
+      if (hold.renewing) {
+        // A renewal still unanswered when the lease it was protecting ran out:
+        // the server may well have dropped the key by now.
+        if (now >= hold.valid_until) overdue.push_back(which);
+        continue;
+      }
       // One call renews everything due; a hold taken moments ago waits for the
       // next tick (it is then at most 1.5 periods old: half its lease is left).
       if (hold.valid_until - now > lease - period / 2) continue;
@@ -192,6 +198,9 @@ void Watchdog::tick() {
                              }
                              renewed(holds, sent, error, results);
                            });
+  }
+  for (auto& which : overdue) {
+    lose(which, make_error_code(errc::timed_out), "no renewal was confirmed for a whole lease (no reply)");
   }
   if (any) schedule(std::max(period, std::chrono::milliseconds{1}));
 }

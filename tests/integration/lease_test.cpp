@@ -125,6 +125,32 @@ TEST(Lease, DeletingTheKeyFiresTheLostLockCallback) {
   EXPECT_LE(lock.valid_until(), std::chrono::steady_clock::now());
 }
 
+TEST(Lease, NoConfirmedRenewalForAWholeLeaseIsALoss) {
+  RedisServer server;
+  Config config = fast_config(server);
+  config.lock_watchdog_timeout = 300ms;
+  config.command_timeout = 2s;  // longer than the lease: the loss must not wait for it
+  Client client{config};
+  Lock lock = client.get_lock("unconfirmed");
+  Event lost;
+  std::error_code cause;
+  lock.on_lost([&](const LockLost& event) {
+    cause = event.cause;
+    lost.set();
+  });
+  lock.lock();
+  auto valid_until = lock.valid_until();
+  server.pause();  // renewals go unanswered
+  ASSERT_TRUE(lost.wait_for(3s));
+  auto declared = std::chrono::steady_clock::now();
+  server.resume();
+  EXPECT_TRUE(cause == errc::timed_out || cause == errc::connection_lost) << cause.message();
+  // Declared lost once the lease ran out (a renewal period of slack), not
+  // only when the command deadline passed.
+  EXPECT_GE(declared, valid_until - 150ms);
+  EXPECT_LT(declared, valid_until + 1s);
+}
+
 TEST(Lease, AnotherOwnerTakingTheKeyIsALoss) {
   RedisServer server;
   RedisProbe probe(server);
