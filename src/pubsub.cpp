@@ -114,9 +114,7 @@ void PubSub::confirmed(const std::string& channel) {
       if (on_ready) on_ready();
     } else {
       // Re-subscribed after a reconnect: anything published meanwhile was lost.
-      waiter->second.parked = false;
-      auto on_wake = waiter->second.on_wake;
-      if (on_wake) on_wake();
+      wake_one(channel, id);
     }
   }
 }
@@ -141,15 +139,18 @@ void PubSub::message(const std::string& channel, const std::string& payload) {
     }
     if (wake.empty() && entry.permits < entry.waiters.size()) ++entry.permits;
   }
-  for (auto id : wake) {
-    auto ch = channels_.find(channel);
-    if (ch == channels_.end()) return;
-    auto waiter = ch->second.waiters.find(id);
-    if (waiter == ch->second.waiters.end()) continue;
-    waiter->second.parked = false;
-    auto on_wake = waiter->second.on_wake;
-    if (on_wake) on_wake();
-  }
+  for (auto id : wake) wake_one(channel, id);
+}
+
+void PubSub::wake_one(const std::string& channel, std::uint64_t id) {
+  // Looked up afresh each time: an earlier wake-up may have made waiters leave.
+  auto entry = channels_.find(channel);
+  if (entry == channels_.end()) return;
+  auto waiter = entry->second.waiters.find(id);
+  if (waiter == entry->second.waiters.end()) return;
+  waiter->second.parked = false;
+  auto on_wake = waiter->second.on_wake;
+  if (on_wake) on_wake();
 }
 
 void PubSub::on_link_ready() {
@@ -169,15 +170,7 @@ void PubSub::on_link_down() {
       if (waiter.ready) wake.emplace_back(name, id);
     }
   }
-  for (auto& [name, id] : wake) {
-    auto channel = channels_.find(name);
-    if (channel == channels_.end()) continue;
-    auto waiter = channel->second.waiters.find(id);
-    if (waiter == channel->second.waiters.end()) continue;
-    waiter->second.parked = false;
-    auto on_wake = waiter->second.on_wake;
-    if (on_wake) on_wake();
-  }
+  for (auto& [name, id] : wake) wake_one(name, id);
 }
 
 }  // namespace warden::detail

@@ -56,6 +56,7 @@ class PubSub {
   void perform(const std::string& channel, ChannelState::action action);
   void confirmed(const std::string& channel);
   void message(const std::string& channel, const std::string& payload);
+  void wake_one(const std::string& channel, std::uint64_t waiter);
   void forget_if_idle(const std::string& channel);
 
   Connection connection_;

@@ -69,10 +69,7 @@ TEST(Contention, AWaiterIsWokenByTheReleaseNotByTheLease) {
   ASSERT_TRUE(waiting.wait_for(2s));
   // The waiter found the lock taken once it subscribed to the unlock channel.
   RedisProbe probe(server);
-  ASSERT_TRUE(eventually([&] {
-    auto reply = probe.command({"PUBSUB", "NUMSUB", "redisson_lock__channel:{wake}"});
-    return reply.elements.size() == 2 && reply.elements[1].integer == 1;
-  }));
+  ASSERT_TRUE(eventually([&] { return subscribers(probe, "redisson_lock__channel:{wake}") == 1; }));
   auto released_at = std::chrono::steady_clock::now();
   held.unlock();
   waiter.join();

@@ -39,6 +39,14 @@ inline bool eventually(const std::function<bool()>& condition, std::chrono::mill
   return condition();
 }
 
+// How many connections subscribe to `channel` right now (PUBSUB NUMSUB): a
+// waiter that subscribed has found the lock taken and is parked or re-trying.
+template <class Probe>
+long long subscribers(Probe& probe, const std::string& channel) {
+  auto reply = probe.command({"PUBSUB", "NUMSUB", channel});
+  return reply.elements.size() == 2 ? reply.elements[1].integer : 0;
+}
+
 // A one-shot event a callback can signal and a test can wait for.
 class Event {
  public:
