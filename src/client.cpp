@@ -2,7 +2,9 @@
 #include <warden/error.hpp>
 
 #include "client_core.hpp"
+#include "fair_lock_core.hpp"
 #include "lock_core.hpp"
+#include "read_write_lock_core.hpp"
 
 namespace warden {
 
@@ -20,12 +22,37 @@ const std::string& Client::id() const noexcept { return core_->id(); }
 
 const Config& Client::config() const noexcept { return core_->config(); }
 
-Lock Client::get_lock(std::string_view name) {
+namespace {
+
+void check_name(detail::ClientCore& core, std::string_view name) {
   if (name.empty()) {
     throw Error(errc::invalid_argument,
-                detail::lock_message(name, core_->node_for(name).server(), "a lock name must not be empty"));
+                detail::lock_message(name, core.node_for(name).server(), "a lock name must not be empty"));
   }
+}
+
+}  // namespace
+
+Lock Client::get_lock(std::string_view name) {
+  check_name(*core_, name);
   return Lock(core_->lock_core<detail::LockCore>("lock", name));
+}
+
+FairLock Client::get_fair_lock(std::string_view name) {
+  check_name(*core_, name);
+  if (auto wait = core_->config().fair_lock_wait_timeout; wait.count() <= 0) {
+    throw Error(errc::invalid_argument,
+                detail::lock_message(name, core_->node_for(name).server(),
+                                     "Config::fair_lock_wait_timeout must be positive, got " +
+                                         std::to_string(wait.count()) + " ms"));
+  }
+  return FairLock(core_->lock_core<detail::FairLockCore>("fair", name));
+}
+
+ReadWriteLock Client::get_read_write_lock(std::string_view name) {
+  check_name(*core_, name);
+  return ReadWriteLock(Lock(core_->lock_core<detail::ReadLockCore>("read", name)),
+                       Lock(core_->lock_core<detail::WriteLockCore>("write", name)));
 }
 
 }  // namespace warden

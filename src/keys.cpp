@@ -15,15 +15,17 @@ std::string prefixed(std::string_view prefix, std::string_view name) {
   return out;
 }
 
-std::string suffixed(std::string_view name, std::string_view suffix) {
+std::string tagged(std::string_view name) {
+  if (has_hash_tag(name)) return std::string(name);
   std::string out;
-  if (has_hash_tag(name)) {
-    out += name;
-  } else {
-    out += '{';
-    out += name;
-    out += '}';
-  }
+  out += '{';
+  out += name;
+  out += '}';
+  return out;
+}
+
+std::string suffixed(std::string_view name, std::string_view suffix) {
+  std::string out = tagged(name);
   out += ':';
   out += suffix;
   return out;
@@ -36,6 +38,18 @@ std::string unlock_latch(std::string_view name, std::string_view request_id) {
   out += ':';
   out += request_id;
   return out;
+}
+
+std::string fair_queue(std::string_view name) { return prefixed("redisson_lock_queue", name); }
+
+std::string fair_timeouts(std::string_view name) { return prefixed("redisson_lock_timeout", name); }
+
+std::string rwlock_channel(std::string_view name) { return prefixed("redisson_rwlock", name); }
+
+std::string rwlock_timeout_prefix(std::string_view name, std::string_view owner) {
+  std::string suffix(owner);
+  suffix += ":rwlock_timeout";
+  return suffixed(name, suffix);
 }
 
 std::uint16_t slot(std::string_view key) {

@@ -7,6 +7,10 @@
 
 namespace warden::detail::keys {
 
+// "{name}", or the name itself when it carries its own hash tag: the part
+// every derived key shares, so they all hash to the lock's Redis Cluster slot.
+std::string tagged(std::string_view name);
+
 // "<prefix>:{name}", or "<prefix>:name" when the name carries its own hash tag,
 // so that every key of one lock hashes to the same Redis Cluster slot.
 std::string prefixed(std::string_view prefix, std::string_view name);
@@ -19,6 +23,19 @@ std::string lock_channel(std::string_view name);
 
 // redisson_unlock_latch:{name}:<request-id>
 std::string unlock_latch(std::string_view name, std::string_view request_id);
+
+// redisson_lock_queue:{name} — a fair lock's waiters, head first
+std::string fair_queue(std::string_view name);
+
+// redisson_lock_timeout:{name} — a fair lock's waiter deadlines (epoch ms)
+std::string fair_timeouts(std::string_view name);
+
+// redisson_rwlock:{name} — where a read-write lock's waiters are woken
+std::string rwlock_channel(std::string_view name);
+
+// {name}:<owner>:rwlock_timeout — prefix of the per-hold keys of one reader;
+// hold n of that reader is "<prefix>:<n>".
+std::string rwlock_timeout_prefix(std::string_view name, std::string_view owner);
 
 // The Redis Cluster slot of a key (CRC16/XMODEM of its hash tag, mod 16384).
 std::uint16_t slot(std::string_view key);

@@ -182,7 +182,7 @@ std::future<bool> Lock::force_unlock_async() {
 }
 
 std::future<bool> Lock::is_locked_async() const {
-  return query<bool>(core_, {"EXISTS", core_->name()}, [](const Reply& reply) { return reply.integer == 1; });
+  return query<bool>(core_, core_->locked_query(), [core = core_](const Reply& reply) { return core->locked(reply); });
 }
 
 std::future<std::optional<milliseconds>> Lock::remain_time_to_live_async() const {

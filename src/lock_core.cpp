@@ -74,7 +74,10 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     expected_count_ = client_.watchdog().count(*lock_, owner_id_) + 1;
     auto sent = clock::now();
     last_try_sent_ = sent;
-    auto call = lock_->acquire_call(owner_id_, lease_ms());
+    // Past the deadline this attempt is the last one: nothing to wait in line for.
+    bool last = fsm_.deadline() && sent >= *fsm_.deadline();
+    if (!last) waited_ = true;
+    auto call = last ? lock_->try_acquire_call(owner_id_, lease_ms()) : lock_->acquire_call(owner_id_, lease_ms());
     node_.run_script(*call.script, call.keys, call.args, sent + client_.config().command_timeout, false,
                      [self = shared_from_this(), sent](Response&& response) { self->on_acquire(sent, std::move(response)); });
   }
@@ -200,7 +203,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     if (waiter_ != 0) node_.pubsub().leave(channel_, waiter_);
     waiter_ = 0;
     client_.untrack(ticket_);
-    if (!acquired) {
+    if (!acquired && waited_) {
       if (auto call = lock_->give_up_call(owner_id_)) {
         node_.run_script(*call->script, call->keys, call->args, clock::now() + client_.config().command_timeout,
                          true, [](Response&&) {});
@@ -225,6 +228,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   bool in_flight_ = false;
   bool poked_ = false;
   bool finished_ = false;
+  bool waited_ = false;  // an attempt was sent that may have left the owner waiting in line
   long long expected_count_ = 1;
   clock::time_point acquired_sent_{};
   clock::time_point last_try_sent_{};

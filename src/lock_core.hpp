@@ -74,9 +74,14 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // The acquire script. Its reply: nil = acquired, integer = PTTL to wait, an
   // error reply starting with "WARDEN_WOULD_DEADLOCK" = can never succeed.
   virtual ScriptCall acquire_call(thread_id owner, milliseconds lease) const;
+  // The acquire script for an attempt after which the caller will not wait
+  // (try_lock(), or the last attempt of a bounded wait). Same reply as
+  // acquire_call. A fair lock uses it to try without joining its queue.
+  virtual ScriptCall try_acquire_call(thread_id owner, milliseconds lease) const { return acquire_call(owner, lease); }
   // The channel `owner` waits on for wake-ups.
   virtual std::string wait_channel(thread_id owner) const;
-  // Sent when a waiter gives up (time-out, error); none by default.
+  // Sent when a waiter gives up (time-out, error) after at least one
+  // acquire_call (not only try_acquire_call); none by default.
   virtual std::optional<ScriptCall> give_up_call(thread_id owner) const;
   // Release one hold; reply nil (not owner), 0 (still held) or 1 (released).
   virtual ScriptCall release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
@@ -92,6 +97,10 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   virtual std::string renew_key() const { return name_; }
   virtual std::string renew_arg(thread_id owner) const { return owner_field(owner); }
   virtual ScriptCall set_lease_call(thread_id owner, milliseconds lease) const;
+  // is_locked(): a read-only command, and whether its reply means "locked".
+  // A read (write) lock is locked only while the hash is in read (write) mode.
+  virtual std::vector<std::string> locked_query() const { return {"EXISTS", name_}; }
+  virtual bool locked(const Reply& reply) const { return reply.integer == 1; }
 
   // "warden: lock 'NAME' on SERVER: WHAT"
   std::string message(std::string_view what) const;

@@ -7,7 +7,9 @@
 #include <string_view>
 
 #include <warden/config.hpp>
+#include <warden/fair_lock.hpp>
 #include <warden/lock.hpp>
+#include <warden/read_write_lock.hpp>
 
 namespace warden {
 
@@ -39,6 +41,15 @@ class Client {
   // A handle to the re-entrant lock `name` (also its Redis key).
   // Throws errc::invalid_argument for an empty name.
   Lock get_lock(std::string_view name);
+
+  // A handle to the fair lock `name` (also its Redis key): granted in the
+  // order owners started waiting (see FairLock). Throws errc::invalid_argument
+  // for an empty name, or when config().fair_lock_wait_timeout is not positive.
+  FairLock get_fair_lock(std::string_view name);
+
+  // A handle to the read-write lock `name` (its hash's Redis key).
+  // Throws errc::invalid_argument for an empty name.
+  ReadWriteLock get_read_write_lock(std::string_view name);
 
   // Internal: shared state behind this client.
   const std::shared_ptr<detail::ClientCore>& core() const noexcept { return core_; }

@@ -35,6 +35,16 @@ struct Config {
   // holder does and at most this long after the holder dies. Redisson's default.
   std::chrono::milliseconds lock_watchdog_timeout{30'000};
 
+  // FairLock: how long a queued waiter may go unseen before the others treat
+  // it as gone (its process died) and drop it from the queue. A waiter is seen
+  // whenever it tries for the lock, and while waiting it tries again at least
+  // every fair_lock_wait_timeout / 3, so a live waiter keeps its place however
+  // long it waits, and a dead one holds up the queue at most this long after
+  // its last try. Short values are safe for long waits; they cost each waiter
+  // a script call every fair_lock_wait_timeout / 3. Must be positive.
+  // Redisson's default.
+  std::chrono::milliseconds fair_lock_wait_timeout{300'000};
+
   // How long one connection attempt (TCP connect plus AUTH/SELECT) may take.
   std::chrono::milliseconds connect_timeout{10'000};
 

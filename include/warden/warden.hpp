@@ -4,5 +4,7 @@
 #include <warden/client.hpp>
 #include <warden/config.hpp>
 #include <warden/error.hpp>
+#include <warden/fair_lock.hpp>
 #include <warden/lock.hpp>
+#include <warden/read_write_lock.hpp>
 #include <warden/thread_id.hpp>

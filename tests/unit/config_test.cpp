@@ -20,6 +20,7 @@ TEST(ConfigDefaults, MatchDocumentedValues) {
   EXPECT_EQ(config.password, "");
   EXPECT_EQ(config.database, 0);
   EXPECT_EQ(config.lock_watchdog_timeout, 30s);
+  EXPECT_EQ(config.fair_lock_wait_timeout, 300s);
   EXPECT_EQ(config.connect_timeout, 10s);
   EXPECT_EQ(config.command_timeout, 3s);
   EXPECT_EQ(config.retry_attempts, 3);

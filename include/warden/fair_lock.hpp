@@ -1,0 +1,41 @@
+// warden — distributed locks on Redis.
+// FairLock: a re-entrant lock handed out first come, first served.
+#pragma once
+
+#include <memory>
+#include <utility>
+
+#include <warden/lock.hpp>
+
+namespace warden {
+
+// A Lock that owners get in the order they started waiting, across processes
+// and clients (Redisson's RFairLock, same keys and messages).
+//
+// Everything Lock offers works the same way, and a FairLock is a Lock: pass it
+// (or a copy sliced to Lock) wherever a warden::Lock is accepted, use it with
+// std::lock_guard and friends. What differs:
+//
+// - An owner that finds the lock taken and is willing to wait joins the
+//   queue redisson_lock_queue:{NAME}. Only the queue head may take the lock,
+//   even when it is free; owners who ask later, or who only try once
+//   (try_lock(), a zero wait), do not overtake it.
+// - A release wakes only the queue head, on its own channel
+//   redisson_lock__channel:{NAME}:<owner>; the other waiters sleep on.
+// - A waiter whose process died is dropped from the queue once it has gone
+//   unseen for Config::fair_lock_wait_timeout (its deadline is kept in
+//   redisson_lock_timeout:{NAME}, epoch ms by the server's clock). A live
+//   waiter tries again at least every fair_lock_wait_timeout / 3, which moves
+//   its deadline on, so it keeps its place however long it waits (one cut
+//   off from the server for longer than the timeout loses its place and
+//   queues again at the end when it is back).
+// - A try_lock_for() / try_lock_until() that times out (or fails) leaves the
+//   queue; those behind it move up one place, their deadlines moved forward
+//   by the same step, never back.
+// - unlock() and force_unlock() wake the queue head.
+class FairLock : public Lock {
+ public:
+  explicit FairLock(std::shared_ptr<detail::LockCore> core) noexcept : Lock(std::move(core)) {}
+};
+
+}  // namespace warden

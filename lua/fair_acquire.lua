@@ -1,0 +1,118 @@
+-- Acquire (or re-enter) a fair lock; if it cannot be taken, join its queue
+-- or, already queued, refresh this waiter's deadline.
+-- KEYS[1]  lock name: a hash of owner -> hold count (as a plain lock)
+-- KEYS[2]  redisson_lock_queue:{NAME}    list of waiter ids, head first
+-- KEYS[3]  redisson_lock_timeout:{NAME}  zset of waiter id -> deadline (epoch ms)
+-- KEYS[4]  redisson_lock__channel:{NAME} a waiter is woken on "<KEYS[4]>:<waiter id>"
+-- ARGV[1]  lease in milliseconds
+-- ARGV[2]  owner "<client-id>:<thread-id>", which is also its waiter id
+-- ARGV[3]  W, the fair-lock wait timeout in milliseconds
+-- ARGV[4]  "1": join the queue when the lock cannot be taken; "0": a single
+--          attempt (the caller will not wait), the queue is left as it is
+-- ARGV[5]  wake-up message ("0")
+-- Returns nil when the caller now holds the lock, else how many ms to wait
+-- before trying again unless woken first.
+--
+-- Only the head of the queue may take a free lock (or anyone, when nobody
+-- waits); a release wakes the head alone, on its own channel.
+--
+-- Deadlines. A waiter's score is the time after which it counts as gone:
+--   (time of its latest attempt) + (its position in the queue, from 1) * W.
+-- Each attempt of a queued waiter re-writes its own score that way, and the
+-- reply never asks it to wait longer than W/3, so a waiter that is alive keeps
+-- its place however long it waits. Whenever the queue ahead of a waiter
+-- shrinks by one (the head takes the lock, a waiter gives up, a gone head is
+-- dropped), its score drops by W, which keeps the formula true. A waiter whose
+-- process died therefore reaches the head with a score of its last attempt
+-- plus W, and is dropped from there: it holds up the queue at most W after its
+-- last attempt. Scores are read against the server's clock (TIME), the one
+-- clock every client shares.
+if redis.replicate_commands ~= nil then
+  redis.replicate_commands()  -- Redis < 5: TIME before writes needs effects replication
+end
+local clock = redis.call('time')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local me = ARGV[2]
+local wait = tonumber(ARGV[3])
+
+-- Everyone still queued moved up one place.
+local function move_up()
+  local waiters = redis.call('zrange', KEYS[3], 0, -1)
+  for i = 1, #waiters do
+    redis.call('zincrby', KEYS[3], -wait, waiters[i])
+  end
+end
+
+-- Drop gone waiters (deadline passed, or no deadline at all) from the head.
+local dropped = false
+while true do
+  local head = redis.call('lindex', KEYS[2], 0)
+  if head == false then
+    break
+  end
+  local deadline = tonumber(redis.call('zscore', KEYS[3], head))
+  if deadline ~= nil and deadline > now then
+    break
+  end
+  redis.call('lpop', KEYS[2])
+  redis.call('zrem', KEYS[3], head)
+  move_up()
+  dropped = true
+end
+
+local free = redis.call('exists', KEYS[1]) == 0
+local head = redis.call('lindex', KEYS[2], 0)
+if free and (head == false or head == me) then
+  if head == me then
+    redis.call('lpop', KEYS[2])
+    redis.call('zrem', KEYS[3], me)
+    move_up()
+  end
+  redis.call('hset', KEYS[1], me, 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+if redis.call('hexists', KEYS[1], me) == 1 then
+  redis.call('hincrby', KEYS[1], me, 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return nil
+end
+
+-- The lock is free but someone else heads the queue. If that head was
+-- promoted just now by dropping gone waiters, nobody has told it yet.
+if free and dropped then
+  redis.call('publish', KEYS[4] .. ':' .. head, ARGV[5])
+end
+
+-- How long to wait: while the lock is held, until its lease runs out (its
+-- release wakes the head earlier); while it is free, until the head's
+-- deadline, when the head can be dropped if it is gone. Never above W/3.
+local hint
+local ttl = redis.call('pttl', KEYS[1])
+if ttl > 0 then
+  hint = ttl
+elseif free then
+  hint = (tonumber(redis.call('zscore', KEYS[3], head)) or now) - now + 1
+else
+  hint = wait  -- held without expiry: poll
+end
+hint = math.max(1, math.min(hint, math.floor(wait / 3)))
+
+if ARGV[4] ~= '1' then
+  return hint
+end
+
+local position = nil
+local queue = redis.call('lrange', KEYS[2], 0, -1)
+for i = 1, #queue do
+  if queue[i] == me then
+    position = i
+    break
+  end
+end
+if position == nil then
+  redis.call('rpush', KEYS[2], me)
+  position = #queue + 1
+end
+redis.call('zadd', KEYS[3], now + position * wait, me)
+return hint

@@ -1,0 +1,56 @@
+-- Release one read hold of a read-write lock, idempotently.
+-- KEYS[1]  lock name
+-- KEYS[2]  channel redisson_rwlock:{NAME}, told "0" when the lock is freed
+-- KEYS[3]  this reader's hold keys prefix, "{NAME}:<owner>:rwlock_timeout"
+-- KEYS[4]  unlock latch: remembers this release's result, so that a release
+--          resent after a lost reply repeats its first answer
+-- ARGV[1]  unlock message ("0")
+-- ARGV[2]  owner (the reader field)
+-- ARGV[3]  how long (ms) the latch is kept
+-- ARGV[4]  "{NAME}" (or NAME when it has its own hash tag): every reader's
+--          hold keys are "<ARGV[4]>:<reader>:rwlock_timeout:<n>"
+-- Returns nil (caller holds no read lock), 0 (the caller still reads, count
+-- decremented) or 1 (the caller's last read hold is released).
+-- The hash's TTL becomes the longest TTL of the read holds that remain (never
+-- shorter than a write hold's, in write mode); with no read hold left alive
+-- in read mode the lock is deleted and one waiting writer woken.
+local seen = redis.call('get', KEYS[4])
+if seen ~= false then
+  return tonumber(seen)
+end
+local mode = redis.call('hget', KEYS[1], 'mode')
+if mode == false or redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+  return nil
+end
+local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
+if left == 0 then
+  redis.call('hdel', KEYS[1], ARGV[2])
+end
+redis.call('del', KEYS[3] .. ':' .. (left + 1))
+local result = left > 0 and 0 or 1
+
+-- The longest TTL among the read holds that remain, of any reader.
+local longest = -2
+local fields = redis.call('hgetall', KEYS[1])
+for i = 1, #fields, 2 do
+  local field, count = fields[i], tonumber(fields[i + 1])
+  if field ~= 'mode' and count ~= nil and string.sub(field, -6) ~= ':write' then
+    for n = 1, count do
+      longest = math.max(longest, redis.call('pttl', ARGV[4] .. ':' .. field .. ':rwlock_timeout:' .. n))
+    end
+  end
+end
+
+if mode == 'write' then
+  -- The writer (this reader's own owner) still holds the lock.
+  if longest > 0 then
+    redis.call('pexpire', KEYS[1], math.max(longest, redis.call('pttl', KEYS[1])))
+  end
+elseif longest > 0 then
+  redis.call('pexpire', KEYS[1], longest)
+else
+  redis.call('del', KEYS[1])
+  redis.call('publish', KEYS[2], ARGV[1])
+end
+redis.call('set', KEYS[4], result, 'px', ARGV[3])
+return result

@@ -1,0 +1,36 @@
+-- Extend the leases of many read-write lock holds in one call (the
+-- watchdog's batch). Read and write holds share this script.
+-- KEYS[i]    lock name of hold i
+-- ARGV[1]    lease in milliseconds
+-- ARGV[i+1]  field of hold i: "<owner>" for a reader, "<owner>:write" for a writer
+-- Returns an array: 1 for each hold extended, 0 for each hold that is no
+-- longer there (the lock was lost).
+-- A reader's hold keys "{NAME}:<owner>:rwlock_timeout:<n>" (n = 1..count)
+-- get the lease again; only this owner's, other readers renew their own. The
+-- hash is never shortened, since another owner's hold may outlast this lease.
+local lease = tonumber(ARGV[1])
+local result = {}
+for i = 1, #KEYS do
+  local field = ARGV[i + 1]
+  local count = tonumber(redis.call('hget', KEYS[i], field))
+  if count == nil then
+    result[i] = 0
+  else
+    local ttl = redis.call('pttl', KEYS[i])
+    redis.call('pexpire', KEYS[i], math.max(ttl, lease))
+    if string.sub(field, -6) ~= ':write' then
+      -- The name's hash tag as keys::tagged() writes it: "{NAME}", or the
+      -- name itself when it already has a '{'.
+      local tagged = KEYS[i]
+      if string.find(tagged, '{', 1, true) == nil then
+        tagged = '{' .. tagged .. '}'
+      end
+      for n = 1, count do
+        -- SET rather than PEXPIRE: a hold still counted in the hash keeps its key.
+        redis.call('set', tagged .. ':' .. field .. ':rwlock_timeout:' .. n, 1, 'px', lease)
+      end
+    end
+    result[i] = 1
+  end
+end
+return result

@@ -1,0 +1,52 @@
+-- Release one write hold of a read-write lock, idempotently.
+-- KEYS[1]  lock name
+-- KEYS[2]  channel redisson_rwlock:{NAME}, told "1" (wake every waiter) when
+--          the last write hold goes
+-- KEYS[3]  unlock latch: remembers this release's result, so that a release
+--          resent after a lost reply repeats its first answer
+-- ARGV[1]  message for the last write hold ("1")
+-- ARGV[2]  lease (ms) to keep when write holds remain
+-- ARGV[3]  "<owner>:write" (the writer field)
+-- ARGV[4]  how long (ms) the latch is kept
+-- ARGV[5]  "{NAME}" (or NAME when it has its own hash tag): the writer's read
+--          hold keys are "<ARGV[5]>:<owner>:rwlock_timeout:<n>"
+-- Returns nil (caller holds no write lock), 0 (still held, count decremented)
+-- or 1 (the write lock is released).
+-- If the writer still holds read locks, the lock stays read-locked by them
+-- (a downgrade) and lives as long as the longest of them; other readers may
+-- join, so every waiter is woken either way.
+local seen = redis.call('get', KEYS[3])
+if seen ~= false then
+  return tonumber(seen)
+end
+if redis.call('hget', KEYS[1], 'mode') ~= 'write' or redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+  return nil
+end
+local left = redis.call('hincrby', KEYS[1], ARGV[3], -1)
+if left > 0 then
+  local ttl = redis.call('pttl', KEYS[1])
+  redis.call('pexpire', KEYS[1], math.max(ttl, tonumber(ARGV[2])))
+  redis.call('set', KEYS[3], 0, 'px', ARGV[4])
+  return 0
+end
+redis.call('hdel', KEYS[1], ARGV[3])
+
+local longest = -2
+local fields = redis.call('hgetall', KEYS[1])
+for i = 1, #fields, 2 do
+  local field, count = fields[i], tonumber(fields[i + 1])
+  if field ~= 'mode' and count ~= nil then
+    for n = 1, count do
+      longest = math.max(longest, redis.call('pttl', ARGV[5] .. ':' .. field .. ':rwlock_timeout:' .. n))
+    end
+  end
+end
+if longest > 0 then
+  redis.call('hset', KEYS[1], 'mode', 'read')
+  redis.call('pexpire', KEYS[1], longest)
+else
+  redis.call('del', KEYS[1])
+end
+redis.call('publish', KEYS[2], ARGV[1])
+redis.call('set', KEYS[3], 1, 'px', ARGV[4])
+return 1

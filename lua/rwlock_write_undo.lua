@@ -1,0 +1,41 @@
+-- Take back a write acquire whose reply was lost and whose caller has given
+-- up, so that it cannot leave an orphan hold. Acts only if the write hold
+-- count is exactly what the lost acquire would have made it.
+-- KEYS[1]  lock name
+-- KEYS[2]  channel redisson_rwlock:{NAME}
+-- ARGV[1]  "<owner>:write" (the writer field)
+-- ARGV[2]  hold count the lost acquire would have produced
+-- ARGV[3]  lease (ms) to keep when write holds remain
+-- ARGV[4]  message when the last write hold goes ("1")
+-- ARGV[5]  "{NAME}" (or NAME when it has its own hash tag), as in rwlock_write_release.lua
+-- Returns 1 if a hold was taken back, else 0.
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
+if count == nil or count ~= tonumber(ARGV[2]) then
+  return 0
+end
+if count > 1 then
+  redis.call('hincrby', KEYS[1], ARGV[1], -1)
+  local ttl = redis.call('pttl', KEYS[1])
+  redis.call('pexpire', KEYS[1], math.max(ttl, tonumber(ARGV[3])))
+  return 1
+end
+redis.call('hdel', KEYS[1], ARGV[1])
+-- As the last write release: the writer's own read holds keep the lock read-locked.
+local longest = -2
+local fields = redis.call('hgetall', KEYS[1])
+for i = 1, #fields, 2 do
+  local field, n = fields[i], tonumber(fields[i + 1])
+  if field ~= 'mode' and n ~= nil then
+    for k = 1, n do
+      longest = math.max(longest, redis.call('pttl', ARGV[5] .. ':' .. field .. ':rwlock_timeout:' .. k))
+    end
+  end
+end
+if longest > 0 then
+  redis.call('hset', KEYS[1], 'mode', 'read')
+  redis.call('pexpire', KEYS[1], longest)
+else
+  redis.call('del', KEYS[1])
+end
+redis.call('publish', KEYS[2], ARGV[4])
+return 1

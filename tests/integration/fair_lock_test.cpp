@@ -1,0 +1,517 @@
+// FairLock: Redisson's queue layout, first come first served across
+// processes, wake-ups for the queue head only, and waiters that die or give up.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <mutex>
+
+#include "child_process.hpp"
+#include "message_recorder.hpp"
+#include "redis_probe.hpp"
+#include "script_log.hpp"
+#include "test_env.hpp"
+#include "warden_scripts.hpp"
+
+namespace warden::test {
+namespace {
+
+namespace scripts = detail::scripts;
+
+std::string owner_of(const Client& client, thread_id thread) { return client.id() + ":" + std::to_string(thread); }
+
+std::string queue_key(const std::string& name) { return "redisson_lock_queue:{" + name + "}"; }
+std::string timeout_key(const std::string& name) { return "redisson_lock_timeout:{" + name + "}"; }
+std::string wake_channel(const std::string& name, const std::string& owner) {
+  return "redisson_lock__channel:{" + name + "}:" + owner;
+}
+
+// The server's clock in epoch ms: what the deadlines are written in.
+long long server_ms(RedisProbe& probe) {
+  auto time = probe.command({"TIME"});
+  return std::atoll(time.elements[0].str.c_str()) * 1000 + std::atoll(time.elements[1].str.c_str()) / 1000;
+}
+
+std::vector<std::string> queue_of(RedisProbe& probe, const std::string& name) {
+  std::vector<std::string> out;
+  for (auto& element : probe.command({"LRANGE", queue_key(name), "0", "-1"}).elements) out.push_back(element.str);
+  return out;
+}
+
+std::map<std::string, long long> deadlines_of(RedisProbe& probe, const std::string& name) {
+  std::map<std::string, long long> out;
+  auto reply = probe.command({"ZRANGE", timeout_key(name), "0", "-1", "WITHSCORES"});
+  for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
+    out[reply.elements[i].str] = std::atoll(reply.elements[i + 1].str.c_str());
+  }
+  return out;
+}
+
+class FairLockTest : public ::testing::Test {
+ protected:
+  static constexpr long long wait_ms = 30'000;  // waiters re-try every 10 s at most
+
+  Config config() {
+    Config config = fast_config(server);
+    config.fair_lock_wait_timeout = std::chrono::milliseconds{wait_ms};
+    return config;
+  }
+
+  // Every command lands in the slow log, so tests can count script runs.
+  RedisServer server{log_every_command()};
+  RedisProbe probe{server};
+  ScriptLog log{probe, {&scripts::fair_acquire, &scripts::fair_release, &scripts::fair_give_up,
+                        &scripts::fair_force_release}};
+};
+
+TEST_F(FairLockTest, HoldQueueAndHandOverLeaveRedissonsLayout) {
+  const std::string name = "fair:orders";
+  Client holder{config()};
+  Client waiters{config()};
+  FairLock lock = holder.get_fair_lock(name);
+  FairLock theirs = waiters.get_fair_lock(name);
+  const std::string me = owner_of(holder, current_thread_id());
+  const std::string first = owner_of(waiters, 101), second = owner_of(waiters, 102);
+  MessageRecorder recorder(server, {"redisson_lock__channel:{" + name + "}", wake_channel(name, me),
+                                    wake_channel(name, first), wake_channel(name, second)});
+
+  lock.lock();
+  EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{me, "1"}}));
+  EXPECT_GT(probe.pttl(name), 29'000);
+  EXPECT_FALSE(probe.exists(queue_key(name)));
+  EXPECT_FALSE(probe.exists(timeout_key(name)));
+  lock.lock();  // re-entry
+  EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{me, "2"}}));
+  EXPECT_EQ(lock.hold_count(), 2);
+  lock.unlock();
+  EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{me, "1"}}));
+
+  // Two waiters queue up behind the holder, in the order they asked.
+  long long before = server_ms(probe);
+  auto got_first = theirs.lock_async(101);
+  ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == 1; }));
+  auto got_second = theirs.lock_async(102);
+  ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == 2; }));
+  EXPECT_EQ(queue_of(probe, name), (std::vector<std::string>{first, second}));
+  // Deadline = latest attempt + position * wait timeout, by the server's clock.
+  auto deadlines = deadlines_of(probe, name);
+  long long after = server_ms(probe);
+  ASSERT_EQ(deadlines.size(), 2u);
+  EXPECT_GE(deadlines[first], before + wait_ms);
+  EXPECT_LE(deadlines[first], after + wait_ms);
+  EXPECT_GE(deadlines[second], before + 2 * wait_ms);
+  EXPECT_LE(deadlines[second], after + 2 * wait_ms);
+  EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{me, "1"}}));
+
+  // The release wakes the head, on its own channel, and it takes the lock.
+  lock.unlock();
+  ASSERT_EQ(got_first.wait_for(2s), std::future_status::ready);
+  got_first.get();
+  EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{first, "1"}}));
+  EXPECT_EQ(queue_of(probe, name), (std::vector<std::string>{second}));
+  // The one left moved up a place: its deadline moved forward by one wait timeout.
+  auto moved = deadlines_of(probe, name);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_GE(moved[second], deadlines[second] - wait_ms);
+  EXPECT_LE(moved[second], deadlines[second] - wait_ms + 1'000);
+  EXPECT_NE(got_second.wait_for(0ms), std::future_status::ready);
+
+  theirs.unlock_async(101).get();
+  ASSERT_EQ(got_second.wait_for(2s), std::future_status::ready);
+  got_second.get();
+  EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{second, "1"}}));
+  EXPECT_FALSE(probe.exists(queue_key(name)));
+  EXPECT_FALSE(probe.exists(timeout_key(name)));
+  theirs.unlock_async(102).get();  // nobody queued: nobody to tell
+  EXPECT_FALSE(probe.exists(name));
+
+  auto messages = recorder.wait_for(2, 2s);
+  EXPECT_EQ(recorder.wait_for(3, 200ms).size(), 2u) << "only releases with a queue head publish";
+  ASSERT_EQ(messages.size(), 2u);
+  EXPECT_EQ(messages[0].channel, wake_channel(name, first));
+  EXPECT_EQ(messages[0].payload, "0");
+  EXPECT_EQ(messages[1].channel, wake_channel(name, second));
+  EXPECT_EQ(messages[1].payload, "0");
+}
+
+TEST_F(FairLockTest, TryLockWithoutWaitingNeitherQueuesNorOvertakes) {
+  const std::string name = "fair:try";
+  Client holder{config()};
+  Client other{config()};
+  FairLock lock = holder.get_fair_lock(name);
+  FairLock theirs = other.get_fair_lock(name);
+  const std::string them = owner_of(other, current_thread_id());
+
+  lock.lock();
+  EXPECT_FALSE(theirs.try_lock());
+  EXPECT_FALSE(theirs.try_lock_for(0ms));
+  EXPECT_FALSE(probe.exists(queue_key(name)));
+  EXPECT_FALSE(probe.exists(timeout_key(name)));
+  EXPECT_EQ(log.runs(scripts::fair_give_up, them), 0) << "a single attempt has no queue entry to give up";
+  lock.unlock();
+
+  // A free lock whose queue has a live head (another client's waiter): only
+  // that head may take it.
+  const std::string ghost = "00000000-0000-4000-8000-000000000000:1";
+  probe.command({"RPUSH", queue_key(name), ghost});
+  probe.command({"ZADD", timeout_key(name), std::to_string(server_ms(probe) + 60'000), ghost});
+  EXPECT_FALSE(theirs.try_lock());
+  EXPECT_EQ(queue_of(probe, name), (std::vector<std::string>{ghost}));
+  EXPECT_FALSE(probe.exists(name));
+  // Its deadline passes: it is dropped, and the lock is anyone's again.
+  probe.command({"ZADD", timeout_key(name), std::to_string(server_ms(probe) - 1), ghost});
+  EXPECT_TRUE(theirs.try_lock());
+  EXPECT_FALSE(probe.exists(queue_key(name)));
+  EXPECT_FALSE(probe.exists(timeout_key(name)));
+  EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{them, "1"}}));
+  theirs.unlock();
+}
+
+TEST_F(FairLockTest, TimedOutTryLockLeavesTheQueueWithoutPushingBackOthers) {
+  const std::string name = "fair:give-up";
+  Client holder{config()};
+  Client a{config()};
+  Client b{config()};
+  const std::string quitter = owner_of(a, 201), stayer = owner_of(b, 202);
+  holder.get_fair_lock(name).lock(60s);
+
+  auto start = std::chrono::steady_clock::now();
+  auto quits = a.get_fair_lock(name).try_lock_async(201, 700ms);
+  ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == 1; }));
+  auto stays = b.get_fair_lock(name).lock_async(202);
+  ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == 2; }));
+  EXPECT_EQ(queue_of(probe, name), (std::vector<std::string>{quitter, stayer}));
+  long long second_place = deadlines_of(probe, name)[stayer];
+
+  EXPECT_FALSE(quits.get());
+  EXPECT_GE(elapsed_ms(start), 700);
+  ASSERT_TRUE(eventually([&] { return queue_of(probe, name) == std::vector<std::string>{stayer}; }));
+  auto deadlines = deadlines_of(probe, name);
+  EXPECT_EQ(deadlines.count(quitter), 0u) << "the timed-out waiter left its deadline behind";
+  ASSERT_EQ(deadlines.count(stayer), 1u);
+  // Now first in line, its deadline is at most one wait timeout away: the
+  // waiter that left took its share of the queue's time with it.
+  EXPECT_LE(deadlines[stayer], server_ms(probe) + wait_ms);
+  EXPECT_GE(deadlines[stayer], second_place - wait_ms);
+  EXPECT_LE(deadlines[stayer], second_place - wait_ms + 500);
+
+  holder.get_fair_lock(name).unlock();
+  ASSERT_EQ(stays.wait_for(2s), std::future_status::ready);
+  stays.get();
+  b.get_fair_lock(name).unlock_async(202).get();
+  for (auto& key : {name, queue_key(name), timeout_key(name)}) EXPECT_FALSE(probe.exists(key)) << key;
+}
+
+TEST_F(FairLockTest, ForceUnlockWakesTheQueueHead) {
+  const std::string name = "fair:forced";
+  Client holder{config()};
+  Client waiter{config()};
+  Client admin{config()};
+  const std::string head = owner_of(waiter, 301);
+  holder.get_fair_lock(name).lock(60s);
+  auto got = waiter.get_fair_lock(name).lock_async(301);
+  // Queued, subscribed, tried again and asleep (for up to 10 s).
+  ASSERT_TRUE(eventually([&] { return log.runs(scripts::fair_acquire, head) == 2; }));
+  MessageRecorder recorder(server, {wake_channel(name, head), "redisson_lock__channel:{" + name + "}"});
+
+  auto forced_at = std::chrono::steady_clock::now();
+  EXPECT_TRUE(admin.get_fair_lock(name).force_unlock());
+  ASSERT_EQ(got.wait_for(2s), std::future_status::ready);
+  got.get();
+  EXPECT_LT(elapsed_ms(forced_at), 1'000);
+  EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{head, "1"}}));
+  auto messages = recorder.wait_for(1, 2s);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0].channel, wake_channel(name, head));
+  EXPECT_EQ(messages[0].payload, "0");
+  EXPECT_TRUE(admin.get_fair_lock(name).force_unlock());
+  EXPECT_FALSE(admin.get_fair_lock(name).force_unlock());
+}
+
+TEST_F(FairLockTest, ReleaseWakesOnlyTheQueueHead) {
+  const std::string name = "fair:herd";
+  constexpr int count = 5;
+  Client holder{config()};
+  std::vector<std::unique_ptr<Client>> clients;
+  std::vector<std::string> owners;
+  std::vector<std::string> channels{"redisson_lock__channel:{" + name + "}"};
+  for (int i = 0; i < count; ++i) {
+    clients.push_back(std::make_unique<Client>(config()));
+    owners.push_back(owner_of(*clients.back(), 400 + i));
+    channels.push_back(wake_channel(name, owners.back()));
+  }
+  MessageRecorder recorder(server, channels);
+  holder.get_fair_lock(name).lock(60s);  // waiters would sleep 10 s between their own attempts
+
+  std::vector<std::future<void>> got;
+  for (int i = 0; i < count; ++i) {
+    got.push_back(clients[i]->get_fair_lock(name).lock_async(400 + i));
+    ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == static_cast<std::size_t>(i) + 1; }));
+  }
+  EXPECT_EQ(queue_of(probe, name), owners);
+  // Each waiter: one attempt that queued it, one once subscribed; then asleep.
+  for (auto& owner : owners) {
+    ASSERT_TRUE(eventually([&] { return log.runs(scripts::fair_acquire, owner) == 2; })) << owner;
+  }
+
+  holder.get_fair_lock(name).unlock();
+  for (int i = 0; i < count; ++i) {
+    ASSERT_EQ(got[i].wait_for(2s), std::future_status::ready) << "waiter " << i;
+    got[i].get();
+    EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{owners[i], "1"}}));
+    EXPECT_EQ(queue_of(probe, name), std::vector<std::string>(owners.begin() + i + 1, owners.end()));
+    clients[i]->get_fair_lock(name).unlock_async(400 + i).get();
+  }
+
+  // Five releases, five wake-ups: each to the head of the moment, on its own
+  // channel. Every waiter ran its acquire exactly once more, when woken.
+  auto messages = recorder.wait_for(count, 2s);
+  EXPECT_EQ(recorder.wait_for(count + 1, 200ms).size(), static_cast<std::size_t>(count));
+  ASSERT_EQ(messages.size(), static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) {
+    EXPECT_EQ(messages[i].channel, wake_channel(name, owners[i]));
+    EXPECT_EQ(log.runs(scripts::fair_acquire, owners[i]), 3) << "waiter " << i << " was woken out of turn";
+  }
+}
+
+// The state letter of a process in /proc ('T' once stopped).
+char process_state(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  auto close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() ? '?' : line[close + 2];
+}
+
+TEST_F(FairLockTest, ProcessesAreServedInTheOrderTheyQueued) {
+  const std::string name = "fair:fifo";
+  constexpr int processes = 4;
+  // A short wait timeout: every worker re-tries every 400 ms while it waits.
+  const std::string worker_wait = "1200";
+  Client holder{config()};
+  holder.get_fair_lock(name).lock(60s);
+  std::vector<std::unique_ptr<ChildProcess>> children;
+  for (int i = 0; i < processes; ++i) {
+    children.push_back(std::make_unique<ChildProcess>(
+        WARDEN_TEST_WORKER, std::vector<std::string>{"fair", server.url(), name, "order", std::to_string(i), worker_wait}));
+    // The next one starts only once this one is in the queue.
+    ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == static_cast<std::size_t>(i) + 1; }, 10s));
+  }
+  const auto owners = queue_of(probe, name);
+
+  // The head is frozen while the lock falls free (the holder's lease runs
+  // out: no release, no wake-up). Each of the others finds it free at its
+  // next attempt and must leave it to the head.
+  children[0]->kill(SIGSTOP);
+  ASSERT_TRUE(eventually([&] { return process_state(children[0]->pid()) == 'T'; }));
+  std::vector<long long> attempts;
+  for (auto& owner : owners) attempts.push_back(log.runs(scripts::fair_acquire, owner));
+  probe.command({"PEXPIRE", name, "1"});
+  for (int i = 1; i < processes; ++i) {
+    ASSERT_TRUE(eventually([&] { return log.runs(scripts::fair_acquire, owners[i]) > attempts[i]; }));
+  }
+  EXPECT_FALSE(probe.exists(name)) << "a waiter behind the head took the lock";
+  EXPECT_EQ(queue_of(probe, name), owners);
+  // Frozen for less than its wait timeout, the head is still first in line.
+  children[0]->kill(SIGCONT);
+
+  for (auto& child : children) {
+    int code = -1;
+    ASSERT_TRUE(child->wait_for(20s, &code)) << "worker hung";
+    EXPECT_EQ(code, 0);
+  }
+  std::vector<std::string> order;
+  for (auto& element : probe.command({"LRANGE", "order", "0", "-1"}).elements) order.push_back(element.str);
+  EXPECT_EQ(order, (std::vector<std::string>{"0", "1", "2", "3"}));
+  EXPECT_FALSE(probe.exists(name));
+  EXPECT_FALSE(probe.exists(queue_key(name)));
+  EXPECT_FALSE(probe.exists(timeout_key(name)));
+}
+
+TEST_F(FairLockTest, KilledWaiterStallsTheQueueAtMostTheWaitTimeout) {
+  const std::string name = "fair:crash";
+  constexpr long long short_wait = 1'000;
+  Config short_config = config();
+  short_config.fair_lock_wait_timeout = std::chrono::milliseconds{short_wait};
+  Client holder{short_config};
+  Client survivor{short_config};
+  const std::string next = owner_of(survivor, 501);
+  FairLock lock = holder.get_fair_lock(name);
+  lock.lock();
+
+  ChildProcess victim(WARDEN_TEST_WORKER, {"fair", server.url(), name, "order", "victim", std::to_string(short_wait)});
+  ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == 1; }, 10s));
+  const std::string dead = queue_of(probe, name).front();
+  auto got = survivor.get_fair_lock(name).lock_async(501);
+  ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == 2; }));
+  EXPECT_EQ(queue_of(probe, name), (std::vector<std::string>{dead, next}));
+
+  victim.kill(SIGKILL);
+  victim.wait();
+  auto killed_at = std::chrono::steady_clock::now();
+  lock.unlock();  // wakes the dead head, which never answers
+  ASSERT_EQ(got.wait_for(5s), std::future_status::ready) << "the queue stalled behind a dead waiter";
+  got.get();
+  auto stalled = elapsed_ms(killed_at);
+  EXPECT_LT(stalled, short_wait + 500) << "stalled " << stalled << " ms";
+  EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{next, "1"}}));
+  EXPECT_FALSE(probe.exists(queue_key(name)));
+  EXPECT_FALSE(probe.exists(timeout_key(name)));
+  EXPECT_FALSE(probe.exists("order")) << "the victim never got the lock";
+  survivor.get_fair_lock(name).unlock_async(501).get();
+}
+
+TEST_F(FairLockTest, GoneHeadsAreDroppedAndTheNextHeadIsWoken) {
+  const std::string name = "fair:gone";
+  Client holder{config()};
+  Client waiter{config()};
+  Client other{config()};
+  const std::string next = owner_of(waiter, 601);
+  const std::string ghost = "00000000-0000-4000-8000-000000000000:9";
+  FairLock lock = holder.get_fair_lock(name);
+
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round == 0 ? "dropped by the release" : "dropped by another's attempt");
+    lock.lock(60s);
+    long long attempts = log.runs(scripts::fair_acquire, next);
+    // A live-looking head from some other process, then our waiter behind it.
+    probe.command({"RPUSH", queue_key(name), ghost});
+    probe.command({"ZADD", timeout_key(name), std::to_string(server_ms(probe) + 60'000), ghost});
+    auto got = waiter.get_fair_lock(name).lock_async(601);
+    ASSERT_TRUE(eventually([&] { return log.runs(scripts::fair_acquire, next) == attempts + 2; }));
+    EXPECT_EQ(queue_of(probe, name), (std::vector<std::string>{ghost, next}));
+    MessageRecorder recorder(server, {wake_channel(name, next), wake_channel(name, ghost)});
+
+    if (round == 1) {
+      lock.unlock();  // wakes the ghost, which never comes
+      ASSERT_EQ(recorder.wait_for(1, 2s).size(), 1u);
+      EXPECT_EQ(recorder.messages()[0].channel, wake_channel(name, ghost));
+    }
+    // The ghost's deadline passes; the next script run drops it.
+    probe.command({"ZADD", timeout_key(name), std::to_string(server_ms(probe) - 1), ghost});
+    auto at = std::chrono::steady_clock::now();
+    if (round == 0) {
+      lock.unlock();
+    } else {
+      EXPECT_FALSE(other.get_fair_lock(name).try_lock());  // not the head: it may not take it
+    }
+    // Either way the new head is told at once (it would sleep 10 s otherwise).
+    ASSERT_EQ(got.wait_for(2s), std::future_status::ready);
+    got.get();
+    EXPECT_LT(elapsed_ms(at), 1'000);
+    auto messages = recorder.wait_for(round + 1, 2s);
+    ASSERT_EQ(messages.size(), static_cast<std::size_t>(round + 1));
+    EXPECT_EQ(messages.back().channel, wake_channel(name, next));
+    EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{next, "1"}}));
+    EXPECT_FALSE(probe.exists(queue_key(name)));
+    waiter.get_fair_lock(name).unlock_async(601).get();
+  }
+}
+
+TEST_F(FairLockTest, ShortWaitTimeoutKeepsLiveWaitersInPlaceDuringLongWaits) {
+  const std::string name = "fair:long-wait";
+  Config holder_config = config();
+  holder_config.lock_watchdog_timeout = 300ms;  // the hold's TTL stays short...
+  Config short_config = config();
+  short_config.fair_lock_wait_timeout = 300ms;
+  Client holder{holder_config};
+  Client a{short_config};
+  Client b{short_config};
+  const std::string first = owner_of(a, 701), second = owner_of(b, 702);
+  FairLock lock = holder.get_fair_lock(name);
+  lock.lock();
+
+  auto got_first = a.get_fair_lock(name).lock_async(701);
+  ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == 1; }));
+  auto got_second = b.get_fair_lock(name).lock_async(702);
+  ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == 2; }));
+  // ... and the wait lasts five wait timeouts: time is the subject here. The
+  // waiters keep refreshing their deadlines, so neither is dropped.
+  auto start = std::chrono::steady_clock::now();
+  while (elapsed_ms(start) < 1'500) {
+    ASSERT_EQ(queue_of(probe, name), (std::vector<std::string>{first, second}))
+        << "a live waiter lost its place after " << elapsed_ms(start) << " ms";
+    auto deadlines = deadlines_of(probe, name);
+    EXPECT_GT(deadlines[first], server_ms(probe));
+    std::this_thread::sleep_for(20ms);
+  }
+
+  lock.unlock();
+  ASSERT_EQ(got_first.wait_for(2s), std::future_status::ready);
+  got_first.get();
+  EXPECT_EQ(got_second.wait_for(0ms), std::future_status::timeout);
+  EXPECT_EQ(queue_of(probe, name), (std::vector<std::string>{second}));
+  a.get_fair_lock(name).unlock_async(701).get();
+  ASSERT_EQ(got_second.wait_for(2s), std::future_status::ready);
+  got_second.get();
+  b.get_fair_lock(name).unlock_async(702).get();
+  for (auto& key : {name, queue_key(name), timeout_key(name)}) EXPECT_FALSE(probe.exists(key)) << key;
+}
+
+// Anything that takes a warden::Lock takes a FairLock.
+void hold_briefly(Lock& lock, int& entered) {
+  std::lock_guard<Lock> guard(lock);
+  ++entered;
+}
+
+TEST_F(FairLockTest, IsALockEverywhereALockIsAccepted) {
+  const std::string name = "fair:lockable";
+  Config short_watchdog = config();
+  short_watchdog.lock_watchdog_timeout = 300ms;
+  Client client{short_watchdog};
+  FairLock fair = client.get_fair_lock(name);
+  const std::string me = owner_of(client, current_thread_id());
+  {
+    std::lock_guard<FairLock> guard(fair);
+    EXPECT_TRUE(fair.is_locked());
+    EXPECT_TRUE(fair.is_held_by_current_thread());
+    EXPECT_EQ(fair.hold_count(), 1);
+  }
+  EXPECT_FALSE(fair.is_locked());
+
+  Lock plain = fair;  // a copy of the handle, still the fair lock
+  int entered = 0;
+  hold_briefly(plain, entered);
+  {
+    std::scoped_lock guard(plain);
+    std::unique_lock<Lock> again(plain, std::defer_lock);
+    EXPECT_TRUE(again.try_lock_for(100ms));  // re-entrant
+    EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{me, "2"}}));
+    // Renewed by the watchdog, like any hold: held for several leases.
+    auto start = std::chrono::steady_clock::now();
+    while (elapsed_ms(start) < 700) {
+      ASSERT_TRUE(probe.exists(name)) << "expired after " << elapsed_ms(start) << " ms";
+      std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_GT(plain.valid_until(), std::chrono::steady_clock::now());
+  }
+  EXPECT_EQ(entered, 1);
+  EXPECT_FALSE(probe.exists(name));
+
+  // The same handle the client hands out for the name: queues are shared.
+  EXPECT_EQ(client.get_fair_lock(name).core(), fair.core());
+  EXPECT_NE(client.get_lock(name).core(), fair.core());
+}
+
+TEST_F(FairLockTest, BadInputIsRejected) {
+  Client client{config()};
+  try {
+    client.get_fair_lock("");
+    FAIL() << "an empty name must be rejected";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::invalid_argument);
+  }
+  Config zero = config();
+  zero.fair_lock_wait_timeout = 0ms;
+  Client misconfigured{zero};
+  try {
+    misconfigured.get_fair_lock("fair:zero");
+    FAIL() << "a zero wait timeout must be rejected";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::invalid_argument);
+    EXPECT_NE(std::string(error.what()).find("fair_lock_wait_timeout"), std::string::npos) << error.what();
+  }
+  EXPECT_TRUE(probe.keys("*").empty());
+}
+
+}  // namespace
+}  // namespace warden::test
