@@ -153,6 +153,24 @@ void print_targets(std::FILE* out, const report_input& in) {
     line("p50", gap.p50, s2_max_handoff_p50_ms);
     line("p99", gap.p99, s2_max_handoff_p99_ms);
   }
+  if (const auto* fair = find(in, "S2F")) {
+    // FairLock hands the lock to the longest waiter: nearly every hand-off
+    // changes owner and every thread gets its share.
+    const double changes = fair->owner_change_share();
+    const double balance = fair->per_thread_max == 0 ? 0.0
+                                                      : static_cast<double>(fair->per_thread_min) /
+                                                            static_cast<double>(fair->per_thread_max);
+    fmt::print(out, "| S2F owner changes ≥ 95 % of hand-offs | {:.1f} % | {} |\n", changes * 100.0,
+               verdict(changes >= 0.95));
+    fmt::print(out, "| S2F per-thread acquisitions min ÷ max ≥ 0.9 | {:.2f} | {} |\n", balance, verdict(balance >= 0.9));
+    const distribution& gap = fair->handoff_gap;
+    if (gap.count == 0) {
+      fmt::print(out, "| S2F takeover wait (hand-off gap) p50 ≤ 1 ms | n/a (no owner changes) | MISS |\n");
+    } else {
+      fmt::print(out, "| S2F takeover wait (hand-off gap) p50 ≤ 1 ms | {} | {} |\n", format_ns(gap.p50),
+                 verdict(static_cast<double>(gap.p50) <= 1e6));
+    }
+  }
   if (const auto* s3 = find(in, "S3")) {
     const bound_result& b = in.bound_eight;
     const std::string share =
