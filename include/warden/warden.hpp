@@ -5,4 +5,5 @@
 #include <warden/config.hpp>
 #include <warden/error.hpp>
 #include <warden/lock.hpp>
+#include <warden/multi_lock.hpp>
 #include <warden/thread_id.hpp>
