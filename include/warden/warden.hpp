@@ -6,4 +6,5 @@
 #include <warden/error.hpp>
 #include <warden/lock.hpp>
 #include <warden/multi_lock.hpp>
+#include <warden/red_lock.hpp>
 #include <warden/thread_id.hpp>
