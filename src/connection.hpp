@@ -77,6 +77,12 @@ class Connection {
   void on_down(std::function<void()> handler) { on_down_ = std::move(handler); }
   bool send_push(const std::vector<std::string>& argv);
 
+  // Why a command queued now could not be written yet: the last connect error
+  // (connection_refused, authentication_failed) while not connected, else
+  // timed_out. Composite locks use it to name the cause of a node that missed
+  // its time budget.
+  std::error_code pending_error() const;
+
  private:
   struct Request {
     std::vector<std::string> argv;
@@ -103,7 +109,6 @@ class Connection {
   void complete(std::uint64_t id, Response&& response);
   void health_tick();
   void log(log_level level, const std::string& message) const;
-  std::error_code pending_error() const;
 
   static void reply_callback(redisAsyncContext* context, void* reply, void* privdata);
   static void push_callback(redisAsyncContext* context, void* reply, void* privdata);

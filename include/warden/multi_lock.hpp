@@ -1,0 +1,143 @@
+// warden — distributed locks on Redis.
+// MultiLock: several locks taken and released as one, all or nothing.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <future>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <warden/detail/duration.hpp>
+#include <warden/lock.hpp>
+#include <warden/thread_id.hpp>
+
+namespace warden {
+
+namespace detail {
+class CompositeCore;
+}
+
+// Holds every one of its member locks, or none of them. Members may be any
+// kind of warden lock (Lock, FairLock, a read or a write lock), from one Client
+// or from several Clients on different servers.
+//
+// Acquiring sends to all members at once (not one after another). If any
+// member cannot be taken, the members already taken are released and the
+// whole set is tried again after a jittered back-off, until the wait time runs
+// out. Each member waits only a short, randomly drawn time per attempt, so two
+// callers locking {A, B} and {B, A} at the same time do not deadlock: the one
+// whose attempt ends first lets go, and the other gets both.
+//
+// Ownership is per thread id, as for Lock: every member is taken for the same
+// owner (client id + thread id), so a MultiLock is re-entrant, and a member
+// the owner already holds on its own is simply re-entered. Handles are cheap
+// to copy; copies share their holds. Every member function is safe to call from
+// any thread.
+//
+// Leases: while an attempt is under way the members are taken with a lease long
+// enough not to expire before the last one is taken; once all are held they get
+// the caller's lease (so all expire together), or, without a lease, are renewed
+// by their Clients' watchdogs.
+//
+// Satisfies Lockable and TimedLockable, so std::lock_guard, std::unique_lock
+// and std::scoped_lock work. The destructor never throws. Blocking calls made
+// on the I/O thread of any member's Client throw errc::would_deadlock.
+//
+// The MultiLock's own back-off timers run on the I/O thread of the first
+// member's Client; if that Client is destroyed, pending calls fail with
+// errc::shut_down.
+class MultiLock {
+ public:
+  using milliseconds = std::chrono::milliseconds;
+
+  // Throws warden::Error (errc::invalid_argument) when there are no members.
+  // A lock listed twice is taken twice (re-entrantly) and released twice.
+  MultiLock(std::initializer_list<Lock> members);
+  explicit MultiLock(std::vector<Lock> members);
+
+  const std::vector<Lock>& members() const noexcept;
+
+  // Waits until every member is held by the calling thread (watchdog-renewed).
+  // Throws warden::Error with the failing member's cause (connection refused,
+  // server error, ...) and releases what it took when a member fails with an
+  // error rather than being held by someone else.
+  void lock();
+  // As lock(), with a fixed lease (> 0) applied to every member once all are
+  // held; the holds expire by themselves after it.
+  void lock(milliseconds lease);
+
+  // One attempt on every member, no waiting. True if all are now held.
+  bool try_lock();
+
+  // Waits at most `wait` (>= 0). With a lease (> 0) the holds are fixed-lease;
+  // without, the watchdog renews them. False on time-out (nothing held); an
+  // error from any member throws, within the wait time plus one command
+  // timeout, after releasing the others.
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    return try_lock_for_ms(detail::to_ms(wait), std::nullopt);
+  }
+  template <class Rep1, class Period1, class Rep2, class Period2>
+  bool try_lock_for(const std::chrono::duration<Rep1, Period1>& wait,
+                    const std::chrono::duration<Rep2, Period2>& lease) {
+    return try_lock_for_ms(detail::to_ms(wait), detail::to_ms(lease));
+  }
+  template <class Clock, class Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return try_lock_for_ms(detail::until(deadline), std::nullopt);
+  }
+  template <class Clock, class Duration, class Rep, class Period>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                      const std::chrono::duration<Rep, Period>& lease) {
+    return try_lock_for_ms(detail::until(deadline), detail::to_ms(lease));
+  }
+
+  // Releases one hold of every member by the calling thread, all in parallel.
+  // Every member is released even if some fail; the failures are reported
+  // together in one warden::Error whose code is the first failing member's
+  // (errc::lease_expired for a member whose lease ran out, a connection
+  // error, ...) and whose message names every failing member and its cause.
+  // Throws errc::not_owner, without sending anything, when the calling thread
+  // holds nothing through this MultiLock (or a copy of it). While an exception
+  // is already propagating, failures are logged instead of thrown.
+  void unlock();
+
+  // True if every member is locked, by anyone (one round trip per member, in
+  // parallel). Throws the first member error.
+  bool is_locked() const;
+
+  // The earliest of the members' valid_until() for the calling thread (or
+  // `owner`): the local bound up to which the whole set is known to be held.
+  // time_point::min() when it holds nothing through this MultiLock, or after
+  // a member was reported lost.
+  std::chrono::steady_clock::time_point valid_until() const;
+  std::chrono::steady_clock::time_point valid_until(thread_id owner) const;
+
+  // Called once per hold when any member of it is found lost (its key vanished
+  // or changed owner, its lease ran out, or no renewal was confirmed for a
+  // whole lease). Runs on that member's Client I/O thread; it must not block.
+  // LockLost::lock_name names the member; message names the MultiLock too.
+  // Replaces the previous callback. The other members stay held until unlock().
+  void on_lost(std::function<void(const LockLost&)> callback);
+
+  // Asynchronous twins: never block; errors arrive as warden::Error through the
+  // future, which is completed on one of the members' I/O threads. `owner` is
+  // the thread id that holds (or will hold) the locks.
+  std::future<void> lock_async(thread_id owner);
+  std::future<void> lock_async(thread_id owner, milliseconds lease);
+  std::future<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});
+  std::future<bool> try_lock_async(thread_id owner, milliseconds wait, milliseconds lease);
+  std::future<void> unlock_async(thread_id owner);
+  std::future<bool> is_locked_async() const;
+
+ private:
+  bool try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease);
+
+  std::shared_ptr<detail::CompositeCore> core_;
+};
+
+}  // namespace warden

@@ -1,0 +1,146 @@
+// warden — distributed locks on Redis.
+// RedLock: one lock over N independent Redis masters (the Redlock algorithm).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <future>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <warden/detail/duration.hpp>
+#include <warden/lock.hpp>
+#include <warden/thread_id.hpp>
+
+namespace warden {
+
+namespace detail {
+class CompositeCore;
+}
+
+// A lock that is held when a majority (N/2 + 1) of N independent Redis masters
+// hold it for the same owner. Each member is one lock on one master, normally
+// the same name through a different Client per server:
+//
+//   warden::RedLock lock{c1.get_lock("orders"), c2.get_lock("orders"), c3.get_lock("orders")};
+//
+// Members may be of any kind (Lock, FairLock, read or write lock). Use an odd
+// N: a majority of 4 is 3, so 4 nodes tolerate one failure, no more than 3 do,
+// and a 2–2 split leaves nobody the lock. See docs/choosing-a-lock.md for what
+// RedLock does and does not guarantee.
+//
+// An acquire round asks every node at once, each within a time budget of
+// min(command_timeout, max(lease/10, 50 ms)); a node that refuses, errs or does
+// not answer in time counts as a "no". The round succeeds as soon as a majority
+// said yes and validity = lease − elapsed − drift is positive (drift = 1% of the
+// lease + 2 ms; without a lease, the shortest watchdog timeout of the members'
+// Clients is the lease); nodes answering yes after that are held as well.
+// Otherwise the holds taken are released (also those answering late), and the
+// round is repeated after a jittered back-off while wait time is left.
+//
+// Without a lease, each node's hold is renewed by its Client's watchdog. A node
+// that loses the key (restarted empty, key deleted or expired) while a
+// majority still holds it is taken again; when fewer than a majority hold it,
+// the lost-lock callback fires.
+//
+// Ownership, re-entry, handles, thread safety, Lockable and would_deadlock: as
+// for MultiLock. The RedLock's own back-off timers run on the I/O thread of
+// the first member's Client.
+class RedLock {
+ public:
+  using milliseconds = std::chrono::milliseconds;
+
+  // Throws warden::Error (errc::invalid_argument) for fewer than 3 members or
+  // a lock listed twice; nothing is sent to Redis.
+  RedLock(std::initializer_list<Lock> members);
+  explicit RedLock(std::vector<Lock> members);
+
+  const std::vector<Lock>& members() const noexcept;
+  std::size_t quorum() const noexcept;  // members().size() / 2 + 1
+
+  // Waits until a majority holds the lock for the calling thread
+  // (watchdog-renewed). Throws warden::Error (errc::quorum_not_reached), after
+  // releasing what it took, as soon as a round has more failed nodes than the
+  // quorum tolerates; what() lists every node's server and cause (taken by
+  // another owner / timed out / connection refused / server error / ...).
+  void lock();
+  // As lock(), with a fixed lease (> 0) on every node.
+  void lock(milliseconds lease);
+
+  // One round, no retry. True if a majority now holds the lock.
+  bool try_lock();
+
+  // Rounds until a majority holds it or `wait` (>= 0) runs out. False when
+  // only other owners stood in the way; errc::quorum_not_reached (with every
+  // node's cause) when the last round also had failed nodes, or when failed
+  // nodes alone made a majority impossible, or when every round that reached a
+  // majority took too long to leave any validity.
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    return try_lock_for_ms(detail::to_ms(wait), std::nullopt);
+  }
+  template <class Rep1, class Period1, class Rep2, class Period2>
+  bool try_lock_for(const std::chrono::duration<Rep1, Period1>& wait,
+                    const std::chrono::duration<Rep2, Period2>& lease) {
+    return try_lock_for_ms(detail::to_ms(wait), detail::to_ms(lease));
+  }
+  template <class Clock, class Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return try_lock_for_ms(detail::until(deadline), std::nullopt);
+  }
+  template <class Clock, class Duration, class Rep, class Period>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                      const std::chrono::duration<Rep, Period>& lease) {
+    return try_lock_for_ms(detail::until(deadline), detail::to_ms(lease));
+  }
+
+  // Releases the calling thread's latest hold on every node it was taken on,
+  // all in parallel. An acquire returns as soon as a majority said yes; if a
+  // connected node had not answered yet, unlock first waits for its answer (at
+  // most its time budget), so that no key is left behind on it; a node that
+  // answers later still is released then. Succeeds when a majority confirmed the
+  // release; otherwise
+  // throws errc::lease_expired (the lock had been lost) or
+  // errc::quorum_not_reached (nodes could not be reached; their keys expire
+  // with their lease), listing every node's cause. Throws errc::not_owner,
+  // without sending anything, when the calling thread holds nothing through
+  // this RedLock. While an exception is propagating, failures are logged.
+  void unlock();
+
+  // True if a majority of the nodes have the key, whoever holds it. Throws
+  // errc::quorum_not_reached when unreachable nodes leave it undecided.
+  bool is_locked() const;
+
+  // The local bound up to which a majority of the calling thread's (or
+  // `owner`'s) holds are known valid: the majority-th latest of the nodes'
+  // bounds, each being when its last confirmed acquire or renewal was sent plus
+  // its lease minus the drift. Right after an acquire this is the round's start
+  // plus lease minus drift, i.e. the end of the round plus the validity time.
+  // time_point::min() when nothing is held or the majority was lost.
+  std::chrono::steady_clock::time_point valid_until() const;
+  std::chrono::steady_clock::time_point valid_until(thread_id owner) const;
+
+  // Called once per hold when fewer than a majority of nodes still hold it.
+  // Runs on the I/O thread of the node whose loss broke the majority; it must
+  // not block. LockLost::lock_name names that node's lock; message lists the
+  // nodes. Replaces the previous callback.
+  void on_lost(std::function<void(const LockLost&)> callback);
+
+  // Asynchronous twins, as for MultiLock.
+  std::future<void> lock_async(thread_id owner);
+  std::future<void> lock_async(thread_id owner, milliseconds lease);
+  std::future<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});
+  std::future<bool> try_lock_async(thread_id owner, milliseconds wait, milliseconds lease);
+  std::future<void> unlock_async(thread_id owner);
+  std::future<bool> is_locked_async() const;
+
+ private:
+  bool try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease);
+
+  std::shared_ptr<detail::CompositeCore> core_;
+};
+
+}  // namespace warden

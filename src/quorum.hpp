@@ -1,0 +1,78 @@
+// The arithmetic of composite locks: counting the members' votes of one
+// acquire round, the Redlock validity time, the per-node time budget and the
+// local bound a quorum of holds is known to be valid until. Pure: no I/O, no
+// clocks read, so every rule is unit-tested without a server.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <vector>
+
+#include "timer_queue.hpp"
+
+namespace warden::detail {
+
+// What one member answered in an acquire round.
+enum class vote {
+  pending,  // no answer yet
+  yes,      // taken for the caller
+  busy,     // held by another owner (or the member's wait ran out)
+  failed,   // an error: refused, timed out, server error, shut down
+};
+
+struct tally {
+  std::size_t yes = 0;
+  std::size_t busy = 0;
+  std::size_t failed = 0;
+  std::size_t pending = 0;
+};
+tally count_votes(const std::vector<vote>& votes);
+
+// The outcome of a round, as soon as the votes so far settle it.
+enum class verdict {
+  undecided,    // wait for more answers
+  acquired,     // held: every member (MultiLock) or a quorum in time (RedLock)
+  contended,    // others hold what is needed: release, back off, try again
+  unreachable,  // failed members alone make success impossible: an error
+  expired,      // a quorum was taken, but too late to leave any validity
+};
+
+// MultiLock: all or nothing. A failure settles the round at once (the members
+// still pending are released when they answer); a busy member only once every
+// member answered, since all of them wait equally long.
+verdict judge_all(const std::vector<vote>& votes);
+
+// The Redlock quorum of `nodes`: a strict majority, nodes/2 + 1.
+std::size_t quorum_of(std::size_t nodes);
+
+// The clock drift allowance of a lease: 1% of it plus 2 ms, rounded up.
+std::chrono::milliseconds clock_drift(std::chrono::milliseconds lease);
+
+// Redlock validity: lease − elapsed − drift. Zero or negative: the holds may
+// already have expired on some node, so the round must not count as acquired.
+std::chrono::milliseconds validity(std::chrono::milliseconds lease, std::chrono::milliseconds elapsed);
+
+// RedLock: acquired once a quorum said yes with validity left; unreachable
+// once more nodes failed than may fail; contended once the quorum is out of
+// reach for any other mix of "no" votes. `elapsed`: since the round started.
+verdict judge_quorum(const std::vector<vote>& votes, std::chrono::milliseconds lease,
+                     std::chrono::milliseconds elapsed);
+
+// How long one node may take to answer an acquire before it counts as a
+// "timed out" no vote: min(command_timeout, max(lease/10, 50 ms)), at least
+// 1 ms. A tenth of the lease keeps a slow node from eating the validity; the
+// 50 ms floor keeps very short leases from timing out healthy nodes.
+std::chrono::milliseconds node_budget(std::chrono::milliseconds command_timeout, std::chrono::milliseconds lease);
+
+// The local bound up to which `quorum` of the holds are known to be valid,
+// given each held node's own bound: the quorum-th latest of them.
+// time_point::min() when fewer than `quorum` bounds are given.
+clock::time_point quorum_valid_until(std::vector<clock::time_point> held_until, std::size_t quorum);
+
+// RedLock queries and releases: `confirmed` nodes agree, `failed` could not
+// be asked. Known: a quorum confirmed (true), or too few can confirm even if
+// every failed node would have (false). Unknown: the failed nodes decide it.
+enum class quorum_answer { yes, no, unknown };
+quorum_answer quorum_of_answers(std::size_t nodes, std::size_t confirmed, std::size_t failed);
+
+}  // namespace warden::detail

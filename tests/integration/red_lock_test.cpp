@@ -1,0 +1,441 @@
+// RedLock over 3, 4 and 5 independent redis-server processes.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "redis_probe.hpp"
+#include "test_env.hpp"
+
+namespace warden::test {
+namespace {
+
+// N independent servers, each with a probe.
+struct Nodes {
+  explicit Nodes(int n) {
+    for (int i = 0; i < n; ++i) {
+      servers.push_back(std::make_unique<RedisServer>());
+      probes.push_back(std::make_unique<RedisProbe>(*servers.back()));
+    }
+  }
+  RedisServer& server(int i) { return *servers[static_cast<std::size_t>(i)]; }
+  RedisProbe& probe(int i) { return *probes[static_cast<std::size_t>(i)]; }
+  std::size_t size() const { return servers.size(); }
+  std::string port(int i) { return std::to_string(server(i).port()); }
+  // How many nodes have `key`.
+  int with_key(const std::string& key) {
+    int count = 0;
+    for (auto& probe : probes) count += probe->exists(key) ? 1 : 0;
+    return count;
+  }
+
+  std::vector<std::unique_ptr<RedisServer>> servers;
+  std::vector<std::unique_ptr<RedisProbe>> probes;
+};
+
+// One process's view: a Client per node.
+struct Side {
+  explicit Side(Nodes& nodes, const std::function<void(Config&)>& tweak = {}) {
+    for (auto& server : nodes.servers) {
+      Config config = fast_config(*server);
+      if (tweak) tweak(config);
+      clients.push_back(std::make_unique<Client>(config));
+    }
+  }
+  RedLock red_lock(const std::string& name) {
+    std::vector<Lock> members;
+    for (auto& client : clients) members.push_back(client->get_lock(name));
+    return RedLock(members);
+  }
+  Lock plain(int node, const std::string& name) { return clients[static_cast<std::size_t>(node)]->get_lock(name); }
+  std::string field(int node, thread_id owner = current_thread_id()) {
+    return clients[static_cast<std::size_t>(node)]->id() + ":" + std::to_string(owner);
+  }
+
+  std::vector<std::unique_ptr<Client>> clients;
+};
+
+void short_watchdog(Config& config) { config.lock_watchdog_timeout = 300ms; }
+
+// Runs `call`, which must throw warden::Error; returns it.
+template <class Call>
+Error expect_error(Call&& call) {
+  try {
+    call();
+  } catch (const Error& error) {
+    return error;
+  }
+  ADD_FAILURE() << "expected a warden::Error";
+  return Error(errc::invalid_argument, "none thrown");
+}
+
+TEST(RedLock, AllNodesUpExcludesOtherClientsAndUnlockRemovesEveryKey) {
+  Nodes nodes(3);
+  Side mine(nodes), theirs(nodes);
+  RedLock lock = mine.red_lock("res");
+  RedLock rival = theirs.red_lock("res");
+  EXPECT_EQ(lock.quorum(), 2u);
+  lock.lock();
+  // The call returns once a majority holds it; the last node follows.
+  ASSERT_TRUE(eventually([&] { return nodes.with_key("res") == 3; }));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(nodes.probe(i).hgetall("res"), (std::map<std::string, std::string>{{mine.field(i), "1"}})) << i;
+  }
+  EXPECT_TRUE(rival.is_locked());
+  EXPECT_FALSE(rival.try_lock());
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(rival.try_lock_for(300ms));  // only other owners in the way: false, not an error
+  EXPECT_GE(elapsed_ms(start), 300);
+  EXPECT_EQ(nodes.with_key("res"), 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(nodes.probe(i).hgetall("res").count(theirs.field(i)), 0u);
+
+  lock.unlock();
+  EXPECT_EQ(nodes.with_key("res"), 0);
+  EXPECT_FALSE(rival.is_locked());
+  EXPECT_TRUE(rival.try_lock());
+  rival.unlock();
+  EXPECT_EQ(nodes.with_key("res"), 0);
+}
+
+TEST(RedLock, IsReentrant) {
+  Nodes nodes(3);
+  Side mine(nodes);
+  RedLock lock = mine.red_lock("again");
+  lock.lock();
+  lock.lock();
+  ASSERT_TRUE(eventually([&] {
+    for (int i = 0; i < 3; ++i) {
+      if (nodes.probe(i).hgetall("again")[mine.field(i)] != "2") return false;
+    }
+    return true;
+  }));
+  lock.unlock();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(nodes.probe(i).hgetall("again").at(mine.field(i)), "1");
+  lock.unlock();
+  EXPECT_EQ(nodes.with_key("again"), 0);
+  EXPECT_EQ(expect_error([&] { lock.unlock(); }).code(), errc::not_owner);
+}
+
+TEST(RedLock, ValidUntilIsTheRoundStartPlusLeaseMinusDrift) {
+  Nodes nodes(3);
+  Side mine(nodes);
+  RedLock lock = mine.red_lock("valid");
+  EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point::min());
+  auto before = std::chrono::steady_clock::now();
+  lock.lock(10s);
+  auto after = std::chrono::steady_clock::now();
+  auto valid = lock.valid_until();
+  auto drift = 102ms;  // 1% of the lease + 2 ms
+  EXPECT_GE(valid, before + 10s - drift);
+  EXPECT_LE(valid, after + 10s - drift);
+  // The call returns once a majority holds it; the last node follows.
+  ASSERT_TRUE(eventually([&] { return nodes.with_key("valid") == 3; }));
+  for (int i = 0; i < 3; ++i) {
+    long long ttl = nodes.probe(i).pttl("valid");
+    EXPECT_GT(ttl, 9'000);
+    EXPECT_LE(ttl, 10'000);
+  }
+  lock.unlock();
+  EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point::min());
+}
+
+TEST(RedLock, OneOfThreeNodesDownStillLocks) {
+  Nodes nodes(3);
+  Side mine(nodes), theirs(nodes);
+  nodes.server(1).kill();
+  RedLock lock = mine.red_lock("one-down");
+  auto start = std::chrono::steady_clock::now();
+  lock.lock();
+  EXPECT_LT(elapsed_ms(start), 500) << "a majority answered; the dead node need not be waited for";
+  EXPECT_TRUE(nodes.probe(0).exists("one-down"));
+  EXPECT_TRUE(nodes.probe(2).exists("one-down"));
+  EXPECT_FALSE(theirs.red_lock("one-down").try_lock());
+  start = std::chrono::steady_clock::now();
+  lock.unlock();
+  EXPECT_LT(elapsed_ms(start), 500) << "unlock waited for a node that is down";
+  EXPECT_FALSE(nodes.probe(0).exists("one-down"));
+  EXPECT_FALSE(nodes.probe(2).exists("one-down"));
+}
+
+TEST(RedLock, TwoOfFiveNodesDownStillLocks) {
+  Nodes nodes(5);
+  Side mine(nodes), theirs(nodes);
+  nodes.server(0).kill();
+  nodes.server(3).kill();
+  RedLock lock = mine.red_lock("two-down");
+  EXPECT_TRUE(lock.try_lock_for(2s));
+  for (int i : {1, 2, 4}) EXPECT_TRUE(nodes.probe(i).exists("two-down")) << i;
+  EXPECT_FALSE(theirs.red_lock("two-down").try_lock());
+  lock.unlock();
+  for (int i : {1, 2, 4}) EXPECT_FALSE(nodes.probe(i).exists("two-down")) << i;
+}
+
+TEST(RedLock, AMajorityOfThreeDownIsAQuorumErrorWithEveryNodesCause) {
+  Nodes nodes(3);
+  Side mine(nodes);
+  nodes.server(0).kill();
+  nodes.server(2).kill();
+  RedLock lock = mine.red_lock("majority-down");
+  auto start = std::chrono::steady_clock::now();
+  Error error = expect_error([&] { lock.try_lock_for(2s); });
+  EXPECT_LT(elapsed_ms(start), 2'000);
+  std::string what = error.what();
+  EXPECT_EQ(error.code(), errc::quorum_not_reached) << what;
+  EXPECT_NE(what.find("'majority-down' on 127.0.0.1:" + nodes.port(0) + ": connection refused"), std::string::npos)
+      << what;
+  EXPECT_NE(what.find("'majority-down' on 127.0.0.1:" + nodes.port(2) + ": connection refused"), std::string::npos)
+      << what;
+  EXPECT_NE(what.find("127.0.0.1:" + nodes.port(1) + ": acquired (released again)"), std::string::npos) << what;
+  EXPECT_FALSE(nodes.probe(1).exists("majority-down")) << "the live node kept the key";
+}
+
+TEST(RedLock, AMajorityOfFiveDownIsAQuorumErrorWithEveryNodesCause) {
+  Nodes nodes(5);
+  Side mine(nodes);
+  for (int i : {0, 2, 4}) nodes.server(i).kill();
+  RedLock lock = mine.red_lock("five-down");
+  auto start = std::chrono::steady_clock::now();
+  Error error = expect_error([&] { lock.lock(); });
+  EXPECT_LT(elapsed_ms(start), 2'000);
+  std::string what = error.what();
+  EXPECT_EQ(error.code(), errc::quorum_not_reached) << what;
+  for (int i : {0, 2, 4}) {
+    EXPECT_NE(what.find("127.0.0.1:" + nodes.port(i) + ": connection refused"), std::string::npos) << what;
+  }
+  EXPECT_NE(what.find("2 of 5 nodes acquired, 3 needed"), std::string::npos) << what;
+  EXPECT_EQ(nodes.probe(1).exists("five-down") + nodes.probe(3).exists("five-down"), 0);
+}
+
+TEST(RedLock, ACompetitorOnSomeNodesFollowsTheQuorumRule) {
+  Nodes nodes(3);
+  Side mine(nodes), competitor(nodes);
+  RedLock lock = mine.red_lock("rule");
+  Lock on_0 = competitor.plain(0, "rule");
+  Lock on_1 = competitor.plain(1, "rule");
+
+  on_0.lock();  // 1 of 3 taken by someone else: 2 of 3 is still a majority
+  EXPECT_TRUE(lock.try_lock());
+  EXPECT_EQ(nodes.probe(0).hgetall("rule").count(mine.field(0)), 0u);
+  lock.unlock();
+  EXPECT_FALSE(nodes.probe(2).exists("rule"));
+
+  on_1.lock();  // 2 of 3: no majority left
+  EXPECT_FALSE(lock.try_lock());
+  EXPECT_FALSE(lock.try_lock_for(200ms));
+  EXPECT_FALSE(nodes.probe(2).exists("rule")) << "the free node kept a hold of a failed round";
+
+  on_0.unlock();  // back to 1 of 3
+  EXPECT_TRUE(lock.try_lock_for(1s));
+  lock.unlock();
+  on_1.unlock();
+  EXPECT_EQ(nodes.with_key("rule"), 0);
+}
+
+TEST(RedLock, ACompetitorOnTwoOrThreeOfFiveNodes) {
+  Nodes nodes(5);
+  Side mine(nodes), competitor(nodes);
+  RedLock lock = mine.red_lock("rule5");
+  Lock on_0 = competitor.plain(0, "rule5"), on_1 = competitor.plain(1, "rule5"), on_2 = competitor.plain(2, "rule5");
+  on_0.lock();
+  on_1.lock();
+  EXPECT_TRUE(lock.try_lock());
+  lock.unlock();
+  on_2.lock();
+  EXPECT_FALSE(lock.try_lock());
+  EXPECT_FALSE(nodes.probe(3).exists("rule5"));
+  EXPECT_FALSE(nodes.probe(4).exists("rule5"));
+  for (Lock* held : {&on_0, &on_1, &on_2}) held->unlock();
+}
+
+TEST(RedLock, ContentionAndAFailedNodeTogetherIsAnErrorNamingBoth) {
+  Nodes nodes(3);
+  Side mine(nodes), competitor(nodes);
+  Lock on_0 = competitor.plain(0, "mixed");
+  on_0.lock();
+  nodes.server(2).kill();
+  RedLock lock = mine.red_lock("mixed");
+  Error error = expect_error([&] { lock.try_lock_for(300ms); });
+  std::string what = error.what();
+  EXPECT_EQ(error.code(), errc::quorum_not_reached) << what;
+  EXPECT_NE(what.find("127.0.0.1:" + nodes.port(0) + ": taken by another owner"), std::string::npos) << what;
+  EXPECT_NE(what.find("127.0.0.1:" + nodes.port(2) + ": connection refused"), std::string::npos) << what;
+  EXPECT_FALSE(nodes.probe(1).exists("mixed"));
+  on_0.unlock();
+}
+
+TEST(RedLock, ANodeThatMissesItsBudgetIsATimedOutNo) {
+  Nodes nodes(3);
+  Side mine(nodes);
+  RedLock lock = mine.red_lock("slow");
+  ASSERT_FALSE(lock.is_locked());  // every connection is up
+  // A 2 s lease gives each node a 200 ms budget.
+  nodes.server(2).pause();
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(lock.try_lock()) << "2 of 3 answered";
+  lock.lock(2s);
+  EXPECT_LT(elapsed_ms(start), 500);
+  lock.unlock();
+  lock.unlock();
+
+  nodes.server(1).pause();
+  start = std::chrono::steady_clock::now();
+  Error error = expect_error([&] { lock.try_lock_for(0ms, 2s); });
+  auto took = elapsed_ms(start);
+  std::string what = error.what();
+  EXPECT_EQ(error.code(), errc::quorum_not_reached) << what;
+  EXPECT_NE(what.find("127.0.0.1:" + nodes.port(1) + ": timed out (no answer within its 200 ms budget)"),
+            std::string::npos)
+      << what;
+  EXPECT_GE(took, 200);
+  EXPECT_LT(took, 800);
+  EXPECT_FALSE(nodes.probe(0).exists("slow"));
+  nodes.server(1).resume();
+  nodes.server(2).resume();
+  // The acquires the paused nodes ran late are taken back, not kept.
+  EXPECT_TRUE(eventually([&] { return nodes.with_key("slow") == 0; }, 10s));
+}
+
+TEST(RedLock, AServerErrorIsNamedAsTheNodesCause) {
+  Nodes nodes(3);
+  Side mine(nodes);
+  nodes.probe(0).command({"SET", "typed", "not a hash"});
+  nodes.probe(1).command({"SET", "typed", "not a hash"});
+  RedLock lock = mine.red_lock("typed");
+  Error error = expect_error([&] { lock.try_lock(); });
+  std::string what = error.what();
+  EXPECT_EQ(error.code(), errc::quorum_not_reached) << what;
+  EXPECT_NE(what.find("127.0.0.1:" + nodes.port(0) + ": server error (WRONGTYPE"), std::string::npos) << what;
+  EXPECT_NE(what.find("127.0.0.1:" + nodes.port(1) + ": server error (WRONGTYPE"), std::string::npos) << what;
+  EXPECT_FALSE(nodes.probe(2).exists("typed"));
+}
+
+TEST(RedLock, ANodeRestartedEmptyDuringAWatchdogHoldGetsTheKeyBack) {
+  Nodes nodes(3);
+  Side mine(nodes, short_watchdog);
+  RedLock lock = mine.red_lock("phoenix");
+  Event lost;
+  lock.on_lost([&](const LockLost&) { lost.set(); });
+  lock.lock();
+  // lock() returns once a majority holds it; wait for the third node too.
+  ASSERT_TRUE(eventually([&] {
+    for (auto& member : lock.members()) {
+      if (member.valid_until() <= std::chrono::steady_clock::now()) return false;
+    }
+    return true;
+  }));
+  nodes.server(1).kill();
+  nodes.server(1).start();  // same port, no data
+  EXPECT_TRUE(eventually([&] { return nodes.probe(1).hgetall("phoenix").count(mine.field(1)) == 1; }, 5s))
+      << "the renewal did not put the key back";
+  EXPECT_FALSE(lost.is_set());
+  EXPECT_GT(lock.valid_until(), std::chrono::steady_clock::now());
+  // Still renewed on every node afterwards: three more leases.
+  std::this_thread::sleep_for(900ms);
+  EXPECT_EQ(nodes.with_key("phoenix"), 3);
+  lock.unlock();
+  EXPECT_EQ(nodes.with_key("phoenix"), 0);
+  EXPECT_FALSE(lost.is_set());
+}
+
+TEST(RedLock, LosingTheMajorityFiresTheCallback) {
+  Nodes nodes(3);
+  Side mine(nodes, short_watchdog);
+  RedLock lock = mine.red_lock("usurped");
+  std::mutex mutex;
+  std::vector<LockLost> seen;
+  Event lost;
+  lock.on_lost([&](const LockLost& event) {
+    std::lock_guard<std::mutex> guard(mutex);
+    seen.push_back(event);
+    lost.set();
+  });
+  lock.lock();
+  // Another owner takes the key on two nodes, so taking them back fails.
+  for (int i : {0, 1}) {
+    nodes.probe(i).command({"DEL", "usurped"});
+    nodes.probe(i).command({"HSET", "usurped", "someone-else:1", "1"});
+  }
+  ASSERT_TRUE(lost.wait_for(3s)) << "no lost-lock callback";
+  {
+    std::lock_guard<std::mutex> guard(mutex);
+    ASSERT_EQ(seen.size(), 1u);
+    EXPECT_EQ(seen[0].lock_name, "usurped");
+    EXPECT_EQ(seen[0].owner, current_thread_id());
+    EXPECT_EQ(seen[0].cause, errc::lease_expired);
+    EXPECT_NE(seen[0].message.find("held by 1 of 3 nodes, 2 needed"), std::string::npos) << seen[0].message;
+  }
+  EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point::min());
+  Error error = expect_error([&] { lock.unlock(); });
+  EXPECT_EQ(error.code(), errc::lease_expired) << error.what();
+  EXPECT_FALSE(nodes.probe(2).exists("usurped"));
+  for (int i : {0, 1}) {
+    EXPECT_EQ(nodes.probe(i).hgetall("usurped"), (std::map<std::string, std::string>{{"someone-else:1", "1"}}));
+  }
+}
+
+TEST(RedLock, FewerThanThreeNodesOrADuplicateIsRefused) {
+  Nodes nodes(2);
+  Side mine(nodes);
+  Error two = expect_error([&] { RedLock lock{mine.plain(0, "few"), mine.plain(1, "few")}; });
+  EXPECT_EQ(two.code(), errc::invalid_argument);
+  EXPECT_NE(std::string(two.what()).find("at least 3"), std::string::npos) << two.what();
+  Error twice = expect_error([&] { RedLock lock{mine.plain(0, "few"), mine.plain(0, "few"), mine.plain(1, "few")}; });
+  EXPECT_EQ(twice.code(), errc::invalid_argument);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(nodes.probe(i).command_calls("evalsha") + nodes.probe(i).command_calls("eval"), 0);
+  }
+}
+
+TEST(RedLock, AnEvenNodeCountNeedsMoreThanHalf) {
+  Nodes nodes(4);
+  Side mine(nodes), competitor(nodes);
+  RedLock lock = mine.red_lock("even");
+  EXPECT_EQ(lock.quorum(), 3u);
+  Lock on_0 = competitor.plain(0, "even"), on_1 = competitor.plain(1, "even");
+  on_0.lock();
+  EXPECT_TRUE(lock.try_lock());  // 3 of 4
+  lock.unlock();
+  on_1.lock();
+  EXPECT_FALSE(lock.try_lock());  // 2 of 4 is a tie, not a majority
+  on_0.unlock();
+  on_1.unlock();
+  nodes.server(3).kill();
+  EXPECT_TRUE(lock.try_lock_for(2s));  // one failure tolerated, as with 3 nodes
+  lock.unlock();
+}
+
+TEST(RedLock, IsLockedFollowsTheMajority) {
+  Nodes nodes(3);
+  Side mine(nodes), competitor(nodes);
+  RedLock lock = mine.red_lock("seen");
+  Lock on_0 = competitor.plain(0, "seen"), on_1 = competitor.plain(1, "seen");
+  on_0.lock();
+  EXPECT_FALSE(lock.is_locked());
+  on_1.lock();
+  EXPECT_TRUE(lock.is_locked());
+  on_0.unlock();
+  on_1.unlock();
+}
+
+TEST(RedLock, GuardsAndAsyncTwins) {
+  Nodes nodes(3);
+  Side mine(nodes);
+  RedLock lock = mine.red_lock("twins");
+  {
+    std::unique_lock<RedLock> guard(lock, 1s);
+    ASSERT_TRUE(guard.owns_lock());
+    EXPECT_TRUE(eventually([&] { return nodes.with_key("twins") == 3; }));
+  }
+  EXPECT_EQ(nodes.with_key("twins"), 0);
+  constexpr thread_id owner = 777;
+  EXPECT_TRUE(lock.try_lock_async(owner, 1s, 5s).get());
+  EXPECT_TRUE(eventually([&] { return nodes.probe(0).hgetall("twins").count(mine.field(0, owner)) == 1; }));
+  EXPECT_GT(lock.valid_until(owner), std::chrono::steady_clock::now());
+  std::thread other([&] { lock.unlock_async(owner).get(); });
+  other.join();
+  EXPECT_EQ(nodes.with_key("twins"), 0);
+}
+
+}  // namespace
+}  // namespace warden::test
