@@ -11,6 +11,7 @@
 #include <string>
 #include <system_error>
 
+#include <warden/detail/duration.hpp>
 #include <warden/thread_id.hpp>
 
 namespace warden {
@@ -62,23 +63,23 @@ class Lock {
   // fixed-lease; without, the watchdog renews it. Returns false on time-out.
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_lock_for_ms(to_ms(wait), std::nullopt);
+    return try_lock_for_ms(detail::to_ms(wait), std::nullopt);
   }
   template <class Rep1, class Period1, class Rep2, class Period2>
   bool try_lock_for(const std::chrono::duration<Rep1, Period1>& wait,
                     const std::chrono::duration<Rep2, Period2>& lease) {
-    return try_lock_for_ms(to_ms(wait), to_ms(lease));
+    return try_lock_for_ms(detail::to_ms(wait), detail::to_ms(lease));
   }
 
   // Waits until `deadline` at most (a deadline in the past means one attempt).
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_for_ms(until(deadline), std::nullopt);
+    return try_lock_for_ms(detail::until(deadline), std::nullopt);
   }
   template <class Clock, class Duration, class Rep, class Period>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
                       const std::chrono::duration<Rep, Period>& lease) {
-    return try_lock_for_ms(until(deadline), to_ms(lease));
+    return try_lock_for_ms(detail::until(deadline), detail::to_ms(lease));
   }
 
   // Releases one hold of the calling thread; the last release deletes the key
@@ -126,23 +127,6 @@ class Lock {
 
  protected:
   bool try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease);
-
-  // Rounds up to whole milliseconds, saturating instead of overflowing for
-  // durations like hours::max().
-  template <class Rep, class Period>
-  static milliseconds to_ms(const std::chrono::duration<Rep, Period>& d) {
-    using wide = std::chrono::duration<long double, std::milli>;
-    auto value = std::chrono::duration_cast<wide>(d).count();
-    if (value >= static_cast<long double>(milliseconds::max().count())) return milliseconds::max();
-    if (value <= static_cast<long double>(milliseconds::min().count())) return milliseconds::min();
-    return std::chrono::ceil<milliseconds>(d);
-  }
-
-  template <class Clock, class Duration>
-  static milliseconds until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now());
-    return left < milliseconds{0} ? milliseconds{0} : left;
-  }
 
   std::shared_ptr<detail::LockCore> core_;
 };
