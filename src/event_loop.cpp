@@ -1,5 +1,7 @@
 #include "event_loop.hpp"
 
+#include "spin_policy.hpp"
+
 #include <pthread.h>
 #include <signal.h>
 
@@ -71,6 +73,7 @@ void EventLoop::drain() {
     std::lock_guard<std::mutex> guard(mutex_);
     batch.swap(tasks_);
   }
+  if (!batch.empty()) flusher_->note_activity();
   for (auto& task : batch) task();
   if (stopping_ && !uv_is_closing(reinterpret_cast<uv_handle_t*>(&wakeup_))) {
     // The shutdown task ran: close our own handles; uv_run returns once the
@@ -93,7 +96,24 @@ void EventLoop::run() {
   sigemptyset(&pipe);
   sigaddset(&pipe, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-  while (uv_run(&loop_, UV_RUN_DEFAULT) != 0) {
+  for (;;) {
+    if (waiting_callers().load(std::memory_order_relaxed) > 1) {
+      // Keep polling while replies and tasks keep coming; sleep after a
+      // quiet io_spin.
+      auto until = clock::now() + io_spin;
+      auto seen = flusher_->activity();
+      while (waiting_callers().load(std::memory_order_relaxed) > 1) {
+        if (uv_run(&loop_, UV_RUN_NOWAIT) == 0) return;
+        auto now = clock::now();
+        if (flusher_->activity() != seen) {
+          seen = flusher_->activity();
+          until = now + io_spin;
+        } else if (now >= until) {
+          break;
+        }
+      }
+    }
+    if (uv_run(&loop_, UV_RUN_ONCE) == 0) return;
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include "client_core.hpp"
 #include "lock_core.hpp"
+#include "spin_policy.hpp"
 
 namespace warden::detail {
 
@@ -43,20 +44,12 @@ std::future<T> submit(const std::shared_ptr<LockCore>& core, Op op) {
   return future;
 }
 
-// Waits for a result that usually comes within one round trip. A caller that
-// is the only one waiting in the process spins briefly before sleeping: that
-// saves a futex sleep and wake-up, a large share of a round trip on loopback.
-// With other callers waiting, the cores are better left to the I/O thread
-// (and a local server), so everybody sleeps at once.
-inline std::atomic<int>& waiting_callers() {
-  static std::atomic<int> count{0};
-  return count;
-}
-
+// Waits for a result that usually comes within one round trip (see
+// spin_policy.hpp for who spins).
 template <class T>
 T get_soon(std::future<T>&& future) {
   if (waiting_callers().fetch_add(1, std::memory_order_acq_rel) == 0) {
-    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    auto until = std::chrono::steady_clock::now() + caller_spin;
     while (waiting_callers().load(std::memory_order_relaxed) == 1 &&
            future.wait_for(std::chrono::seconds(0)) != std::future_status::ready &&
            std::chrono::steady_clock::now() < until) {

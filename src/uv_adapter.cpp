@@ -20,6 +20,7 @@ namespace {
 
 void on_ready(uv_poll_t* handle, int status, int events) {
   auto* poller = static_cast<Poller*>(handle->data);
+  poller->flusher->note_activity();
   if (status < 0) events = poller->events;  // let hiredis find the error itself
   // hiredis may free the context while handling a read (EOF, error): cleanup()
   // then clears poller->context, so check it before each step.

@@ -3,6 +3,7 @@
 
 #include <uv.h>
 
+#include <cstdint>
 #include <vector>
 
 struct redisAsyncContext;
@@ -27,6 +28,11 @@ class WriteFlusher {
   // Stops and closes the loop handles (before the loop itself is closed).
   void close();
 
+  // Counts socket events handled, so the event loop can tell a busy spell
+  // from an idle one.
+  std::uint64_t activity() const { return activity_; }
+  void note_activity() { ++activity_; }
+
  private:
   static void run(uv_handle_t* handle);
   void flush();
@@ -34,6 +40,7 @@ class WriteFlusher {
   uv_prepare_t prepare_{};  // before the loop blocks: output of timers and tasks
   uv_check_t check_{};      // after I/O callbacks: output they queued
   std::vector<Poller*> pending_;
+  std::uint64_t activity_ = 0;
 };
 
 // Hooks `context` into `loop`. A poll error is passed on to hiredis as
