@@ -67,13 +67,14 @@ if(MODE STREQUAL "find_package")
   run_step("Installing ${WARDEN_BINARY_DIR} into ${prefix}"
     "${CMAKE_COMMAND}" --install "${WARDEN_BINARY_DIR}" --prefix "${prefix}" ${config_args})
 
-  # Public headers only: nothing from src/ or the generated Lua tables.
+  # Public headers only (warden/detail/ holds header-only helpers the public
+  # templates need): nothing from src/ or the generated Lua tables.
   file(GLOB_RECURSE installed_headers RELATIVE "${prefix}/include" "${prefix}/include/*")
   if(NOT installed_headers)
     message(FATAL_ERROR "no headers were installed under ${prefix}/include")
   endif()
   foreach(header IN LISTS installed_headers)
-    if(NOT header MATCHES "^warden/[^/]+\\.hpp$")
+    if(NOT header MATCHES "^warden/(detail/)?[^/]+\\.hpp$")
       message(FATAL_ERROR "unexpected file installed: include/${header}")
     endif()
   endforeach()
