@@ -178,7 +178,7 @@ void Connection::send(std::vector<std::string> argv, clock::time_point deadline,
   request.deadline = deadline;
   request.idempotent = idempotent;
   request.handler = std::move(handler);
-  request.timer = loop_.at(deadline, [this, id] { expire(id); });
+  watch_deadline(deadline, id);
   if (context_ != nullptr && link_.ready() && queue_.empty()) {
     write(id, request);
   } else {
@@ -198,10 +198,33 @@ std::error_code Connection::pending_error() const {
   return make_error_code(errc::timed_out);
 }
 
+void Connection::watch_deadline(clock::time_point deadline, std::uint64_t id) {
+  deadlines_.emplace(deadline, id);
+  if (deadline_timer_ != 0 && deadline_timer_at_ <= deadline) return;
+  loop_.cancel(deadline_timer_);
+  deadline_timer_at_ = deadline;
+  deadline_timer_ = loop_.at(deadline, [this] {
+    deadline_timer_ = 0;
+    expire_due();
+  });
+}
+
+void Connection::expire_due() {
+  auto now = clock::now();
+  while (!deadlines_.empty() && (deadlines_.top().first <= now || requests_.count(deadlines_.top().second) == 0)) {
+    auto id = deadlines_.top().second;
+    deadlines_.pop();
+    expire(id);  // no-op for a command that completed meanwhile
+  }
+  if (deadlines_.empty()) return;
+  auto next = deadlines_.top();
+  deadlines_.pop();
+  watch_deadline(next.first, next.second);
+}
+
 void Connection::expire(std::uint64_t id) {
   auto it = requests_.find(id);
   if (it == requests_.end()) return;
-  it->second.timer = 0;
   // A late reply to a command in flight finds no request and is dropped.
   std::error_code why = it->second.in_flight ? make_error_code(errc::timed_out) : pending_error();
   complete(id, Response{why, {}});
@@ -211,7 +234,6 @@ void Connection::complete(std::uint64_t id, Response&& response) {
   auto it = requests_.find(id);
   if (it == requests_.end()) return;
   Handler handler = std::move(it->second.handler);
-  loop_.cancel(it->second.timer);
   requests_.erase(it);
   if (handler) handler(std::move(response));
 }
@@ -326,7 +348,9 @@ void Connection::close() {
   loop_.cancel(connect_timer_);
   loop_.cancel(reconnect_timer_);
   loop_.cancel(health_timer_);
-  connect_timer_ = reconnect_timer_ = health_timer_ = 0;
+  loop_.cancel(deadline_timer_);
+  connect_timer_ = reconnect_timer_ = health_timer_ = deadline_timer_ = 0;
+  deadlines_ = {};
   if (context_ != nullptr) {
     redisAsyncContext* context = context_;
     context_ = nullptr;

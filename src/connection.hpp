@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -91,7 +92,6 @@ class Connection {
     bool in_flight = false;
     int resends = 0;
     Handler handler;
-    TimerQueue::id timer = 0;
   };
 
   void connect();
@@ -106,6 +106,8 @@ class Connection {
   void on_reply(std::uint64_t id, redisReply* reply);
   void on_push_reply(redisReply* reply);
   void expire(std::uint64_t id);
+  void watch_deadline(clock::time_point deadline, std::uint64_t id);
+  void expire_due();
   void complete(std::uint64_t id, Response&& response);
   void health_tick();
   void log(log_level level, const std::string& message) const;
@@ -122,6 +124,13 @@ class Connection {
   std::unordered_map<std::uint64_t, Request> requests_;
   std::deque<std::uint64_t> queue_;    // not written yet, in order
   std::deque<std::uint64_t> requeue_;  // dropped in flight, to be resent first
+  // Deadlines of pending commands, earliest first, served by one timer. An
+  // entry whose command has completed is skipped when it comes up, which is
+  // cheaper than a timer per command set and cancelled at every reply.
+  using deadline_entry = std::pair<clock::time_point, std::uint64_t>;
+  std::priority_queue<deadline_entry, std::vector<deadline_entry>, std::greater<deadline_entry>> deadlines_;
+  TimerQueue::id deadline_timer_ = 0;
+  clock::time_point deadline_timer_at_{};
   TimerQueue::id connect_timer_ = 0;
   TimerQueue::id reconnect_timer_ = 0;
   TimerQueue::id health_timer_ = 0;

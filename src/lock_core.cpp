@@ -41,12 +41,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
         fsm_(clock::now(), wait, client_.config().retry_attempts, client_.config().lock_watchdog_timeout),
         done_(std::move(done)) {}
 
-  void start() {
-    ticket_ = client_.track([self = shared_from_this()] {
-      self->finish(make_error_code(errc::shut_down), false, self->lock_->message("the client shut down"));
-    });
-    run(fsm_.start());
-  }
+  void start() { run(fsm_.start()); }
 
  private:
   std::chrono::milliseconds lease_ms() const { return lease_.value_or(client_.config().lock_watchdog_timeout); }
@@ -112,6 +107,12 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   }
 
   void subscribe(std::chrono::milliseconds wait) {
+    // From here the op may wait with no command in flight (parked, or on its
+    // timer): shutdown must be able to fail it. Before, a command in flight
+    // always completes it, and closing the connection fails that command.
+    ticket_ = client_.track([self = shared_from_this()] {
+      self->finish(make_error_code(errc::shut_down), false, self->lock_->message("the client shut down"));
+    });
     arm(wait);
     auto self = shared_from_this();
     waiter_ = node_.pubsub().join(
@@ -202,7 +203,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     disarm();
     if (waiter_ != 0) node_.pubsub().leave(channel_, waiter_);
     waiter_ = 0;
-    client_.untrack(ticket_);
+    if (ticket_ != 0) client_.untrack(ticket_);
     if (!acquired && waited_) {
       if (auto call = lock_->give_up_call(owner_id_)) {
         node_.run_script(*call->script, call->keys, call->args, clock::now() + client_.config().command_timeout,
