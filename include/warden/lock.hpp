@@ -86,7 +86,17 @@ class Lock {
   // and wakes a waiter. Throws errc::not_owner when the calling thread does not
   // hold the lock, errc::lease_expired when it did but the lease ran out.
   // Retried releases are idempotent: a release whose reply was lost is resent
-  // and reports its first result.
+  // and reports its first result. Whatever the outcome, this client stops
+  // renewing the released hold, so a release that failed on a connection
+  // error leaves a key that expires with its lease.
+  //
+  // Unlike std::mutex, this unlock can fail, and it says so by throwing
+  // (as Redisson's does). While an exception is already propagating it logs
+  // instead, so a guard unwinding after an error never ends the program. A
+  // std::lock_guard leaving its scope normally calls unlock() from a noexcept
+  // destructor, so a failure there (the hold was lost, the server is down)
+  // terminates: code that must survive losing its lock unlocks explicitly
+  // (std::unique_lock and unlock() in a try) or uses unlock_async.
   void unlock();
 
   // Deletes the lock whoever holds it. True if there was a lock to delete.
