@@ -16,7 +16,10 @@ AcquireFsm::AcquireFsm(clock::time_point start, std::optional<std::chrono::milli
 
 AcquireFsm::decision AcquireFsm::held(clock::time_point now, std::chrono::milliseconds ttl) {
   if (deadline_ && now >= *deadline_) return {step::timed_out};
-  auto sleep = ttl.count() > 0 ? ttl : unknown_ttl_wait_;
+  // PTTL 0 is a key in its last millisecond (a retry timed to the lease tends
+  // to land exactly then): wait that millisecond, not as if there were no TTL.
+  // Only a negative PTTL means the key has no expiry.
+  auto sleep = ttl.count() >= 0 ? std::max(ttl, std::chrono::milliseconds{1}) : unknown_ttl_wait_;
   if (deadline_) {
     auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - now);
     sleep = std::min(sleep, left);

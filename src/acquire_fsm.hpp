@@ -34,7 +34,8 @@ class AcquireFsm {
              std::chrono::milliseconds unknown_ttl_wait);
 
   decision start() const { return {step::try_acquire}; }
-  // The acquire ran and the lock is held by someone else for `ttl` more.
+  // The acquire ran and the lock is held by someone else for `ttl` more
+  // (negative: the key has no expiry).
   decision held(clock::time_point now, std::chrono::milliseconds ttl);
   // The subscription is confirmed: try again, the holder may have left before it.
   decision subscribed() const { return {step::try_acquire}; }

@@ -1,5 +1,7 @@
 #include "composite_core.hpp"
 
+#include "limits.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include "backoff.hpp"
 #include "client_core.hpp"
 #include "fan_out.hpp"
+#include "limits.hpp"
 #include "node.hpp"
 
 namespace warden::detail {
@@ -509,8 +512,8 @@ std::optional<Error> CompositeCore::bad_input(thread_id owner, std::optional<mil
     return Error(errc::invalid_argument,
                  message(fmt::format("the wait time must not be negative, got {} ms", wait->count())));
   }
-  if (lease && lease->count() <= 0) {
-    return Error(errc::invalid_argument, message(fmt::format("the lease must be positive, got {} ms", lease->count())));
+  if (auto problem = lease_problem(lease)) {
+    return Error(errc::invalid_argument, message(*problem));
   }
   return std::nullopt;
 }

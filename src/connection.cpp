@@ -119,9 +119,16 @@ void Connection::setup() {
     request.deadline = clock::now() + options_.connect_timeout;
     request.handler = [this, context, command = request.argv.front()](Response&& response) {
       if (context_ != context) return;  // that connection is gone already
-      if (!response.ok()) {
-        std::string why = response.error ? response.error.message() : response.reply.str;
-        drop(make_error_code(errc::authentication_failed), command + " failed: " + why);
+      if (response.error) return;        // a transport failure: the drop is handled already
+      if (response.reply.is_error()) {
+        // Only a refusal of the credentials or the database is permanent; any
+        // other error (e.g. too many clients) is retried like a failed connect.
+        const std::string& text = response.reply.str;
+        bool refused = command == "SELECT" || text.rfind("WRONGPASS", 0) == 0 || text.rfind("NOAUTH", 0) == 0 ||
+                       text.rfind("NOPERM", 0) == 0 || text.find("invalid password") != std::string::npos ||
+                       text.find("invalid username-password") != std::string::npos;
+        drop(make_error_code(refused ? errc::authentication_failed : errc::connection_refused),
+             command + " failed: " + text);
         return;
       }
       if (--setup_pending_ == 0) become_ready();
@@ -153,18 +160,27 @@ void Connection::flush() {
     queue_.pop_front();
     auto it = requests_.find(id);
     if (it == requests_.end()) continue;  // expired while queued
-    if (!write(id, it->second)) return;
+    if (!write(id, it->second)) {
+      queue_.push_front(id);  // goes out on the next connection
+      return;
+    }
   }
 }
 
 bool Connection::write(std::uint64_t id, Request& request) {
-  if (!write_argv(context_, reply_callback, as_privdata(id), request.argv)) {
-    // Only fails when hiredis is tearing the context down; treat as a drop.
-    drop(make_error_code(errc::connection_lost), "write refused");
-    return false;
+  if (write_argv(context_, reply_callback, as_privdata(id), request.argv)) {
+    request.in_flight = true;
+    return true;
   }
-  request.in_flight = true;
-  return true;
+  // hiredis refuses commands only on a context it is tearing down, which it
+  // then frees itself: forget it rather than free it a second time.
+  if ((context_->c.flags & (REDIS_DISCONNECTING | REDIS_FREEING)) != 0) {
+    context_ = nullptr;
+    after_drop(make_error_code(errc::connection_lost), "connection closing");
+  } else {
+    drop(make_error_code(errc::connection_lost), "write refused");
+  }
+  return false;
 }
 
 void Connection::send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent, Handler handler) {
@@ -180,7 +196,7 @@ void Connection::send(std::vector<std::string> argv, clock::time_point deadline,
   request.handler = std::move(handler);
   watch_deadline(deadline, id);
   if (context_ != nullptr && link_.ready() && queue_.empty()) {
-    write(id, request);
+    if (!write(id, request)) queue_.push_back(id);
   } else {
     queue_.push_back(id);
   }
@@ -239,16 +255,25 @@ void Connection::complete(std::uint64_t id, Response&& response) {
 }
 
 void Connection::reply_callback(redisAsyncContext* context, void* reply, void* privdata) {
-  static_cast<Connection*>(context->data)->on_reply(from_privdata(privdata), static_cast<redisReply*>(reply));
+  static_cast<Connection*>(context->data)->on_reply(context, from_privdata(privdata), static_cast<redisReply*>(reply));
 }
 
 void Connection::push_callback(redisAsyncContext* context, void* reply, void* /*privdata*/) {
   static_cast<Connection*>(context->data)->on_push_reply(static_cast<redisReply*>(reply));
 }
 
-void Connection::on_reply(std::uint64_t id, redisReply* reply) {
+void Connection::on_reply(redisAsyncContext* context, std::uint64_t id, redisReply* reply) {
   if (reply == nullptr) {
-    // hiredis is freeing the context: this command's fate is unknown.
+    // hiredis is freeing the context: this command's fate is unknown. When
+    // hiredis itself noticed the drop (EOF, reset), these callbacks run before
+    // its disconnect callback; the link is marked down at the first of them,
+    // so that what their handlers send is queued for the next connection
+    // instead of being written to the dying one.
+    if (context == context_) {
+      context_ = nullptr;
+      after_drop(make_error_code(errc::connection_lost),
+                 context->errstr[0] != '\0' ? context->errstr : "connection closed");
+    }
     auto it = requests_.find(id);
     if (it == requests_.end()) return;
     Request& request = it->second;

@@ -103,7 +103,7 @@ class Connection {
   void after_drop(std::error_code why, const std::string& detail);
   void flush();
   bool write(std::uint64_t id, Request& request);
-  void on_reply(std::uint64_t id, redisReply* reply);
+  void on_reply(redisAsyncContext* context, std::uint64_t id, redisReply* reply);
   void on_push_reply(redisReply* reply);
   void expire(std::uint64_t id);
   void watch_deadline(clock::time_point deadline, std::uint64_t id);

@@ -55,13 +55,14 @@ void EventLoop::rearm() {
     uv_timer_stop(&timer_);
     return;
   }
-  auto delay = std::chrono::ceil<std::chrono::milliseconds>(*next - clock::now());
-  if (delay.count() < 0) delay = std::chrono::milliseconds{0};
+  auto now = clock::now();
+  auto delay = *next <= now ? std::chrono::milliseconds{0} : std::chrono::ceil<std::chrono::milliseconds>(*next - now);
   uv_timer_start(
       &timer_,
       [](uv_timer_t* handle) {
         auto* self = static_cast<EventLoop*>(handle->data);
-        for (auto& fn : self->timers_.take_due(clock::now())) fn();
+        auto now = clock::now();
+        while (auto fn = self->timers_.take_next_due(now)) fn();
         self->rearm();
       },
       static_cast<std::uint64_t>(delay.count()), 0);

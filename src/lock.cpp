@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "client_core.hpp"
+#include "limits.hpp"
 #include "future_bridge.hpp"
 #include "lock_core.hpp"
 
@@ -17,10 +18,7 @@ using std::chrono::milliseconds;
 
 namespace {
 
-std::optional<std::string> bad_lease(std::optional<milliseconds> lease) {
-  if (lease && lease->count() <= 0) return fmt::format("the lease must be positive, got {} ms", lease->count());
-  return std::nullopt;
-}
+std::optional<std::string> bad_lease(std::optional<milliseconds> lease) { return detail::lease_problem(lease); }
 
 std::optional<std::string> bad_wait(std::optional<milliseconds> wait) {
   if (wait && wait->count() < 0) return fmt::format("the wait time must not be negative, got {} ms", wait->count());

@@ -117,6 +117,13 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     auto self = shared_from_this();
     waiter_ = node_.pubsub().join(
         channel_, [self] { self->on_subscribed(); }, [self] { self->on_woken(); });
+    // join() may run on_subscribed at once, and the op may have finished in
+    // it (a closed connection fails the re-try synchronously): the waiter
+    // would then never be removed.
+    if (finished_) {
+      node_.pubsub().leave(channel_, waiter_, false);
+      waiter_ = 0;
+    }
   }
 
   void on_subscribed() {
@@ -130,12 +137,14 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   }
 
   void sleep(std::chrono::milliseconds wait) {
+    woken_ = false;
     if (node_.pubsub().park(channel_, waiter_)) return run(fsm_.woken());
     arm(wait);
   }
 
   void on_woken() {
     if (finished_) return;
+    woken_ = true;
     if (in_flight_) {
       poked_ = true;  // the reply in flight may predate the wake-up: re-try after it
       return;
@@ -201,7 +210,9 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     if (finished_) return;
     finished_ = true;
     disarm();
-    if (waiter_ != 0) node_.pubsub().leave(channel_, waiter_);
+    // A waiter that used an unlock message's wake-up and leaves without the
+    // lock hands it on, or the others would sleep out the TTL of a free lock.
+    if (waiter_ != 0) node_.pubsub().leave(channel_, waiter_, !acquired && woken_);
     waiter_ = 0;
     if (ticket_ != 0) client_.untrack(ticket_);
     if (!acquired && waited_) {
@@ -229,7 +240,8 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   bool in_flight_ = false;
   bool poked_ = false;
   bool finished_ = false;
-  bool waited_ = false;  // an attempt was sent that may have left the owner waiting in line
+  bool waited_ = false;
+  bool woken_ = false;  // woken by pub/sub since it last went to sleep  // an attempt was sent that may have left the owner waiting in line
   long long expected_count_ = 1;
   clock::time_point acquired_sent_{};
   clock::time_point last_try_sent_{};

@@ -47,13 +47,14 @@ void PubSub::unpark(const std::string& channel, std::uint64_t id) {
   if (waiter != it->second.waiters.end()) waiter->second.parked = false;
 }
 
-void PubSub::leave(const std::string& channel, std::uint64_t id) {
+void PubSub::leave(const std::string& channel, std::uint64_t id, bool pass_wake) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   if (it->second.waiters.erase(id) == 0) return;
   // A permit is a wake-up owed to someone still waiting; never more than them.
   if (it->second.permits > it->second.waiters.size()) it->second.permits = it->second.waiters.size();
   perform(channel, it->second.state.unwant());
+  if (pass_wake) wake_next(channel);
   forget_if_idle(channel);
 }
 
@@ -123,23 +124,28 @@ void PubSub::message(const std::string& channel, const std::string& payload) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   Channel& entry = it->second;
-  std::vector<std::uint64_t> wake;
   if (payload == "1") {
+    std::vector<std::uint64_t> wake;
     // Wake everyone: those not parked right now get a permit each.
     for (auto& [id, waiter] : entry.waiters) {
       if (waiter.parked) wake.push_back(id);
     }
     entry.permits = entry.waiters.size() - wake.size();
+    for (auto id : wake) wake_one(channel, id);
   } else {
-    for (auto& [id, waiter] : entry.waiters) {
-      if (waiter.parked) {
-        wake.push_back(id);
-        break;
-      }
-    }
-    if (wake.empty() && entry.permits < entry.waiters.size()) ++entry.permits;
+    wake_next(channel);
   }
-  for (auto id : wake) wake_one(channel, id);
+}
+
+void PubSub::wake_next(const std::string& channel) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  Channel& entry = it->second;
+  for (auto& [id, waiter] : entry.waiters) {
+    if (waiter.parked) return wake_one(channel, id);
+  }
+  // Nobody asleep (their acquires are in flight): the next one to park re-tries at once.
+  if (entry.permits < entry.waiters.size()) ++entry.permits;
 }
 
 void PubSub::wake_one(const std::string& channel, std::uint64_t id) {

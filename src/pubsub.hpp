@@ -33,7 +33,9 @@ class PubSub {
   bool park(const std::string& channel, std::uint64_t waiter);
   // The waiter woke by itself (its timer) and is trying again.
   void unpark(const std::string& channel, std::uint64_t waiter);
-  void leave(const std::string& channel, std::uint64_t waiter);
+  // The waiter stops waiting. `pass_wake`: it was woken and leaves without the
+  // lock, so the wake-up goes to the next waiter (or is kept as a permit).
+  void leave(const std::string& channel, std::uint64_t waiter, bool pass_wake);
 
   bool subscribed(const std::string& channel) const;
 
@@ -56,6 +58,7 @@ class PubSub {
   void perform(const std::string& channel, ChannelState::action action);
   void confirmed(const std::string& channel);
   void message(const std::string& channel, const std::string& payload);
+  void wake_next(const std::string& channel);
   void wake_one(const std::string& channel, std::uint64_t waiter);
   void forget_if_idle(const std::string& channel);
 

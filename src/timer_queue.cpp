@@ -32,6 +32,13 @@ std::vector<std::function<void()>> TimerQueue::take_due(clock::time_point now) {
   return due;
 }
 
+std::function<void()> TimerQueue::take_next_due(clock::time_point now) {
+  if (by_time_.empty() || by_time_.begin()->first.first > now) return {};
+  auto node = by_time_.extract(by_time_.begin());
+  by_id_.erase(node.key().second);
+  return std::move(node.mapped());
+}
+
 void TimerQueue::clear() {
   by_time_.clear();
   by_id_.clear();

@@ -29,6 +29,10 @@ class TimerQueue {
   // Removes and returns the callbacks due at `now`, earliest first (ties in
   // the order they were added).
   std::vector<std::function<void()>> take_due(clock::time_point now);
+  // Removes and returns the earliest callback due at `now`, or an empty one.
+  // Running due timers one at a time lets a callback cancel a timer that was
+  // due in the same batch.
+  std::function<void()> take_next_due(clock::time_point now);
 
   std::size_t size() const { return by_time_.size(); }
   void clear();

@@ -45,6 +45,10 @@ TEST_F(BadInput, NonPositiveLeasesAreRejected) {
   expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock_for(1s, 0ms); });
   expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock_for(1s, -1s); });
   expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock_async(1, 0ms).get(); });
+  // Too long for Redis to expire (it would keep the hold for ever) or for the
+  // client's clocks to represent.
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock(std::chrono::hours::max()); });
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock_for(0ms, std::chrono::hours(24 * 365 * 11)); });
   EXPECT_FALSE(probe.exists("lease-check"));
 }
 

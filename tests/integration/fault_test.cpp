@@ -162,6 +162,47 @@ TEST(Fault, WrongPasswordIsAnAuthenticationError) {
   lock.unlock();
 }
 
+TEST(Fault, ATransientSetupErrorIsRetriedNotReportedAsBadCredentials) {
+  RedisServer server({"--requirepass", "secret"});
+  RedisProbe probe(server);
+  probe.command({"CONFIG", "SET", "maxclients", "1"});  // the probe takes the only slot
+  Config config = fast_config(server);
+  config.password = "secret";
+  config.command_timeout = 3s;
+  Event refused;
+  config.logger = [&](log_level, std::string_view message) {
+    if (message.find("max number of clients") != std::string_view::npos) refused.set();
+  };
+  Client client{config};
+  auto acquired = client.get_lock("crowded").try_lock_async(9, 0ms);
+  ASSERT_TRUE(refused.wait_for(2s)) << "the server never turned the client away";
+  probe.command({"CONFIG", "SET", "maxclients", "100"});
+  EXPECT_TRUE(acquired.get());  // the credentials were fine all along
+}
+
+TEST(Fault, AnAcquireCutOffInFlightReadsOwnershipBackAfterTheReconnect) {
+  RedisServer server;
+  Config config = fast_config(server);
+  config.command_timeout = 3s;
+  Client client{config};
+  Lock lock = client.get_lock("cut-off");
+  lock.lock();
+  lock.unlock();
+  server.pause();
+  auto acquired = lock.try_lock_async(7, 10s);
+  // The acquire has to be on the wire before the cut; a frozen server gives no
+  // sign of receiving it, so this is the one wait here that is a plain sleep.
+  std::this_thread::sleep_for(200ms);
+  server.kill();   // the connection resets with the acquire unanswered
+  server.start();  // same port, empty
+  // The outcome is read back (and the acquire re-tried) on the new
+  // connection, well within the caller's 10 s.
+  EXPECT_TRUE(acquired.get());
+  RedisProbe probe(server);
+  EXPECT_EQ(probe.hgetall("cut-off"), (std::map<std::string, std::string>{{client.id() + ":7", "1"}}));
+  lock.unlock_async(7).get();
+}
+
 TEST(Fault, AclUserAndDatabaseAreSetUpOnConnect) {
   RedisServer server;
   RedisProbe probe(server);

@@ -88,11 +88,13 @@ TEST(AcquireFsm, SubscribesOnlyOnce) {
   for (int i = 1; i < 10; ++i) EXPECT_EQ(fsm.held(t0 + i * 1s, 1s).next, step::sleep) << i;
 }
 
-TEST(AcquireFsm, ZeroTtlUsesUnknownTtlWait) {
+TEST(AcquireFsm, ZeroTtlIsAKeyInItsLastMillisecond) {
+  // PTTL 0: the key expires within the millisecond. Waiting as if it had no
+  // expiry would sleep out unknown_ttl_wait on a lock about to be free.
   AcquireFsm fsm = make_fsm(std::nullopt);
   AcquireFsm::decision d = fsm.held(t0, 0ms);
   EXPECT_EQ(d.next, step::subscribe);
-  EXPECT_EQ(d.wait, unknown_ttl_wait);
+  EXPECT_EQ(d.wait, 1ms);
 }
 
 TEST(AcquireFsm, NegativeTtlUsesUnknownTtlWait) {

@@ -200,3 +200,26 @@ TEST(TimerQueue, TimerAddedWhileRunningDueOnesWaitsForNextTake) {
 }
 
 }  // namespace
+
+namespace warden::detail {
+namespace {
+
+TEST(TimerQueueNext, TakesDueTimersOneAtATimeSoACallbackCanCancelTheRest) {
+  TimerQueue timers;
+  auto t = clock::time_point{} + std::chrono::seconds(1);
+  std::vector<int> ran;
+  TimerQueue::id second = 0;
+  timers.add(t, [&] {
+    ran.push_back(1);
+    timers.cancel(second);  // due in the same batch, but cancelled first
+  });
+  second = timers.add(t, [&] { ran.push_back(2); });
+  timers.add(t + std::chrono::seconds(1), [&] { ran.push_back(3); });
+  while (auto fn = timers.take_next_due(t)) fn();
+  EXPECT_EQ(ran, std::vector<int>{1});
+  EXPECT_EQ(timers.size(), 1u);
+  EXPECT_FALSE(timers.take_next_due(t));
+}
+
+}  // namespace
+}  // namespace warden::detail
