@@ -53,7 +53,8 @@ class Lock {
   // Waits until the lock is held by the calling thread (watchdog-renewed lease).
   // Throws warden::Error on connection failure or shutdown.
   void lock();
-  // As lock(), with a fixed lease (> 0) after which the hold expires by itself.
+  // As lock(), with a fixed lease after which the hold expires by itself.
+  // Every lease must be positive and at most ten years (errc::invalid_argument).
   void lock(milliseconds lease);
 
   // One attempt, no waiting. True if the calling thread now holds the lock.
