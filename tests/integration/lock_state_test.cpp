@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "message_recorder.hpp"
+#include "warden_scripts.hpp"
 #include "redis_probe.hpp"
 #include "test_env.hpp"
 
@@ -110,6 +111,30 @@ TEST_F(LockState, AsyncTwinsTakeAnExplicitOwner) {
   EXPECT_TRUE(lock.try_lock_async(owner, 0ms, 2s).get());
   EXPECT_LE(probe.pttl("async"), 2'000);
   lock.unlock_async(owner).get();
+}
+
+TEST_F(LockState, AResentReleaseRepeatsItsFirstAnswerThroughTheLatch) {
+  // A release whose reply was lost is sent again with the same request id; it
+  // must answer as the first one did, not "not owner", and not decrement twice.
+  Lock lock = client.get_lock("latched");
+  const std::string owner = client.id() + ":" + std::to_string(current_thread_id());
+  lock.lock();
+  lock.lock();  // two holds
+  auto release = [&](const std::string& request) {
+    const auto& script = detail::scripts::lock_release;
+    return probe.command({"EVAL", script.body, "3", "latched", "redisson_lock__channel:{latched}",
+                          "redisson_unlock_latch:{latched}:" + request, "0", "30000", owner, "5000"});
+  };
+  EXPECT_EQ(release("r1").integer, 0);  // one hold left
+  EXPECT_EQ(release("r1").integer, 0);  // resent: same answer...
+  EXPECT_EQ(probe.hgetall("latched"), (std::map<std::string, std::string>{{owner, "1"}}));  // ...no second decrement
+  long long latch_ttl = probe.pttl("redisson_unlock_latch:{latched}:r1");
+  EXPECT_GT(latch_ttl, 0);
+  EXPECT_LE(latch_ttl, 5000);
+  EXPECT_EQ(release("r2").integer, 1);  // a new release frees the lock
+  EXPECT_EQ(release("r2").integer, 1);  // and its resend says so again
+  EXPECT_TRUE(release("r3").is_nil());  // a genuinely new release: not the owner
+  EXPECT_FALSE(probe.exists("latched"));
 }
 
 TEST_F(LockState, TwoClientsExcludeEachOther) {
