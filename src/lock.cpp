@@ -86,7 +86,7 @@ void Lock::lock() {
   detail::get_soon(acquire<void>(core_, current_thread_id(), std::nullopt, std::nullopt));
 }
 
-void Lock::lock(milliseconds lease) {
+void Lock::lock_with_lease(milliseconds lease) {
   detail::check_blocking(*core_, "lock(lease)");
   detail::get_soon(acquire<void>(core_, current_thread_id(), std::nullopt, lease));
 }

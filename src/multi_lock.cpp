@@ -122,7 +122,7 @@ void MultiLock::lock() {
   core_->acquire(current_thread_id(), std::nullopt).get();
 }
 
-void MultiLock::lock(milliseconds lease) {
+void MultiLock::lock_with_lease(milliseconds lease) {
   core_->check_blocking("lock(lease)");
   core_->acquire(current_thread_id(), lease).get();
 }

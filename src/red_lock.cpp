@@ -271,7 +271,7 @@ void RedLock::lock() {
   core_->acquire(current_thread_id(), std::nullopt).get();
 }
 
-void RedLock::lock(milliseconds lease) {
+void RedLock::lock_with_lease(milliseconds lease) {
   core_->check_blocking("lock(lease)");
   core_->acquire(current_thread_id(), lease).get();
 }

@@ -55,7 +55,10 @@ class Lock {
   void lock();
   // As lock(), with a fixed lease after which the hold expires by itself.
   // Every lease must be positive and at most ten years (errc::invalid_argument).
-  void lock(milliseconds lease);
+  template <class Rep, class Period>
+  void lock(const std::chrono::duration<Rep, Period>& lease) {
+    lock_with_lease(detail::to_ms(lease));
+  }
 
   // One attempt, no waiting. True if the calling thread now holds the lock.
   bool try_lock();
@@ -138,6 +141,7 @@ class Lock {
 
  protected:
   bool try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease);
+  void lock_with_lease(milliseconds lease);
 
   std::shared_ptr<detail::LockCore> core_;
 };

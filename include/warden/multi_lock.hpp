@@ -68,7 +68,10 @@ class MultiLock {
   void lock();
   // As lock(), with a fixed lease (> 0) applied to every member once all are
   // held; the holds expire by themselves after it.
-  void lock(milliseconds lease);
+  template <class Rep, class Period>
+  void lock(const std::chrono::duration<Rep, Period>& lease) {
+    lock_with_lease(detail::to_ms(lease));
+  }
 
   // One attempt on every member, no waiting. True if all are now held.
   bool try_lock();
@@ -136,6 +139,7 @@ class MultiLock {
 
  private:
   bool try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease);
+  void lock_with_lease(milliseconds lease);
 
   std::shared_ptr<detail::CompositeCore> core_;
 };

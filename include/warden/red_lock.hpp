@@ -68,7 +68,10 @@ class RedLock {
   // another owner / timed out / connection refused / server error / ...).
   void lock();
   // As lock(), with a fixed lease (> 0) on every node.
-  void lock(milliseconds lease);
+  template <class Rep, class Period>
+  void lock(const std::chrono::duration<Rep, Period>& lease) {
+    lock_with_lease(detail::to_ms(lease));
+  }
 
   // One round, no retry. True if a majority now holds the lock.
   bool try_lock();
@@ -139,6 +142,7 @@ class RedLock {
 
  private:
   bool try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease);
+  void lock_with_lease(milliseconds lease);
 
   std::shared_ptr<detail::CompositeCore> core_;
 };
