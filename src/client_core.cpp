@@ -48,14 +48,7 @@ ClientCore::ClientCore(Config config) : config_(std::move(config)), id_(make_uui
   loop_.post([this] { node_->start(); });
 }
 
-ClientCore::~ClientCore() {
-  if (!shut_down_.exchange(true)) {
-    loop_.stop([this] {
-      watchdog_.stop();
-      node_->close();
-    });
-  }
-}
+ClientCore::~ClientCore() { shutdown(); }
 
 void ClientCore::shutdown() {
   if (shut_down_.exchange(true)) return;

@@ -39,11 +39,16 @@ void Node::close() {
 void Node::run_script(const Script& script, const std::vector<std::string>& keys,
                       const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
                       Connection::Handler handler) {
-  commands_.send(eval_argv("EVALSHA", script.sha1, keys, args), deadline, idempotent,
-                 [this, &script, keys, args, deadline, idempotent, handler = std::move(handler)](Response&& response) mutable {
+  auto argv = eval_argv("EVALSHA", script.sha1, keys, args);
+  // Kept for the fallback: the same call with the body in place of the SHA1.
+  auto retry = argv;
+  commands_.send(std::move(argv), deadline, idempotent,
+                 [this, &script, retry = std::move(retry), deadline, idempotent,
+                  handler = std::move(handler)](Response&& response) mutable {
                    if (!response.error && response.reply.is_error() && response.reply.str.rfind("NOSCRIPT", 0) == 0) {
-                     commands_.send(eval_argv("EVAL", script.body, keys, args), deadline, idempotent,
-                                    std::move(handler));
+                     retry[0] = "EVAL";
+                     retry[1] = script.body;
+                     commands_.send(std::move(retry), deadline, idempotent, std::move(handler));
                      return;
                    }
                    handler(std::move(response));

@@ -24,11 +24,7 @@ std::optional<clock::time_point> TimerQueue::next() const {
 
 std::vector<std::function<void()>> TimerQueue::take_due(clock::time_point now) {
   std::vector<std::function<void()>> due;
-  while (!by_time_.empty() && by_time_.begin()->first.first <= now) {
-    auto node = by_time_.extract(by_time_.begin());
-    by_id_.erase(node.key().second);
-    due.push_back(std::move(node.mapped()));
-  }
+  while (auto fn = take_next_due(now)) due.push_back(std::move(fn));
   return due;
 }
 

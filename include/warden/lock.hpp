@@ -11,7 +11,7 @@
 #include <string>
 #include <system_error>
 
-#include <warden/detail/duration.hpp>
+#include <warden/detail/timed_lockable.hpp>
 #include <warden/thread_id.hpp>
 
 namespace warden {
@@ -41,7 +41,7 @@ struct LockLost {
 // Lock satisfies Lockable and TimedLockable: std::lock_guard, std::unique_lock
 // and std::scoped_lock work with it. Blocking calls made on the Client's I/O
 // thread (inside a callback) throw errc::would_deadlock instead of hanging.
-class Lock {
+class Lock : public detail::timed_lockable<Lock> {
  public:
   using milliseconds = std::chrono::milliseconds;
 
@@ -55,36 +55,16 @@ class Lock {
   void lock();
   // As lock(), with a fixed lease after which the hold expires by itself.
   // Every lease must be positive and at most ten years (errc::invalid_argument).
-  template <class Rep, class Period>
-  void lock(const std::chrono::duration<Rep, Period>& lease) {
-    lock_with_lease(detail::to_ms(lease));
-  }
+  using detail::timed_lockable<Lock>::lock;
 
   // One attempt, no waiting. True if the calling thread now holds the lock.
   bool try_lock();
 
-  // Waits at most `wait` (>= 0) for the lock. With a lease (> 0) the hold is
-  // fixed-lease; without, the watchdog renews it. Returns false on time-out.
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_lock_for_ms(detail::to_ms(wait), std::nullopt);
-  }
-  template <class Rep1, class Period1, class Rep2, class Period2>
-  bool try_lock_for(const std::chrono::duration<Rep1, Period1>& wait,
-                    const std::chrono::duration<Rep2, Period2>& lease) {
-    return try_lock_for_ms(detail::to_ms(wait), detail::to_ms(lease));
-  }
-
-  // Waits until `deadline` at most (a deadline in the past means one attempt).
-  template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_for_ms(detail::until(deadline), std::nullopt);
-  }
-  template <class Clock, class Duration, class Rep, class Period>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
-                      const std::chrono::duration<Rep, Period>& lease) {
-    return try_lock_for_ms(detail::until(deadline), detail::to_ms(lease));
-  }
+  // try_lock_for(wait[, lease]) waits at most `wait` (>= 0) for the lock. With
+  // a lease the hold is fixed-lease; without, the watchdog renews it. Returns
+  // false on time-out. try_lock_until(deadline[, lease]) waits until `deadline`
+  // at most (a deadline in the past means one attempt). Any std::chrono
+  // duration or clock; both come from detail::timed_lockable.
 
   // Releases one hold of the calling thread; the last release deletes the key
   // and wakes a waiter. Throws errc::not_owner when the calling thread does not
@@ -140,6 +120,7 @@ class Lock {
   const std::shared_ptr<detail::LockCore>& core() const noexcept { return core_; }
 
  protected:
+  friend class detail::timed_lockable<Lock>;
   bool try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease);
   void lock_with_lease(milliseconds lease);
 

@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include <warden/detail/duration.hpp>
+#include <warden/detail/timed_lockable.hpp>
 #include <warden/lock.hpp>
 #include <warden/thread_id.hpp>
 
@@ -50,7 +50,7 @@ class CompositeCore;
 // The MultiLock's own back-off timers run on the I/O thread of the first
 // member's Client; if that Client is destroyed, pending calls fail with
 // errc::shut_down.
-class MultiLock {
+class MultiLock : public detail::timed_lockable<MultiLock> {
  public:
   using milliseconds = std::chrono::milliseconds;
 
@@ -68,36 +68,16 @@ class MultiLock {
   void lock();
   // As lock(), with a fixed lease (> 0) applied to every member once all are
   // held; the holds expire by themselves after it.
-  template <class Rep, class Period>
-  void lock(const std::chrono::duration<Rep, Period>& lease) {
-    lock_with_lease(detail::to_ms(lease));
-  }
+  using detail::timed_lockable<MultiLock>::lock;
 
   // One attempt on every member, no waiting. True if all are now held.
   bool try_lock();
 
-  // Waits at most `wait` (>= 0). With a lease (> 0) the holds are fixed-lease;
-  // without, the watchdog renews them. False on time-out (nothing held); an
-  // error from any member throws, within the wait time plus one command
-  // timeout, after releasing the others.
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_lock_for_ms(detail::to_ms(wait), std::nullopt);
-  }
-  template <class Rep1, class Period1, class Rep2, class Period2>
-  bool try_lock_for(const std::chrono::duration<Rep1, Period1>& wait,
-                    const std::chrono::duration<Rep2, Period2>& lease) {
-    return try_lock_for_ms(detail::to_ms(wait), detail::to_ms(lease));
-  }
-  template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_for_ms(detail::until(deadline), std::nullopt);
-  }
-  template <class Clock, class Duration, class Rep, class Period>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
-                      const std::chrono::duration<Rep, Period>& lease) {
-    return try_lock_for_ms(detail::until(deadline), detail::to_ms(lease));
-  }
+  // try_lock_for(wait[, lease]) / try_lock_until(deadline[, lease]) (from
+  // detail::timed_lockable): wait at most `wait` (>= 0). With a lease the holds
+  // are fixed-lease; without, the watchdog renews them. False on time-out
+  // (nothing held); an error from any member throws, within the wait time plus
+  // one command timeout, after releasing the others.
 
   // Releases one hold of every member by the calling thread, all in parallel.
   // Every member is released even if some fail; the failures are reported
@@ -138,6 +118,7 @@ class MultiLock {
   std::future<bool> is_locked_async() const;
 
  private:
+  friend class detail::timed_lockable<MultiLock>;
   bool try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease);
   void lock_with_lease(milliseconds lease);
 

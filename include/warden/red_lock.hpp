@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include <warden/detail/duration.hpp>
+#include <warden/detail/timed_lockable.hpp>
 #include <warden/lock.hpp>
 #include <warden/thread_id.hpp>
 
@@ -49,7 +49,7 @@ class CompositeCore;
 // Ownership, re-entry, handles, thread safety, Lockable and would_deadlock: as
 // for MultiLock. The RedLock's own back-off timers run on the I/O thread of
 // the first member's Client.
-class RedLock {
+class RedLock : public detail::timed_lockable<RedLock> {
  public:
   using milliseconds = std::chrono::milliseconds;
 
@@ -68,37 +68,17 @@ class RedLock {
   // another owner / timed out / connection refused / server error / ...).
   void lock();
   // As lock(), with a fixed lease (> 0) on every node.
-  template <class Rep, class Period>
-  void lock(const std::chrono::duration<Rep, Period>& lease) {
-    lock_with_lease(detail::to_ms(lease));
-  }
+  using detail::timed_lockable<RedLock>::lock;
 
   // One round, no retry. True if a majority now holds the lock.
   bool try_lock();
 
-  // Rounds until a majority holds it or `wait` (>= 0) runs out. False when
-  // only other owners stood in the way; errc::quorum_not_reached (with every
-  // node's cause) when the last round also had failed nodes, or when failed
-  // nodes alone made a majority impossible, or when every round that reached a
-  // majority took too long to leave any validity.
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_lock_for_ms(detail::to_ms(wait), std::nullopt);
-  }
-  template <class Rep1, class Period1, class Rep2, class Period2>
-  bool try_lock_for(const std::chrono::duration<Rep1, Period1>& wait,
-                    const std::chrono::duration<Rep2, Period2>& lease) {
-    return try_lock_for_ms(detail::to_ms(wait), detail::to_ms(lease));
-  }
-  template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_for_ms(detail::until(deadline), std::nullopt);
-  }
-  template <class Clock, class Duration, class Rep, class Period>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
-                      const std::chrono::duration<Rep, Period>& lease) {
-    return try_lock_for_ms(detail::until(deadline), detail::to_ms(lease));
-  }
+  // try_lock_for(wait[, lease]) / try_lock_until(deadline[, lease]) (from
+  // detail::timed_lockable): rounds until a majority holds it or `wait` (>= 0)
+  // runs out. False when only other owners stood in the way;
+  // errc::quorum_not_reached (with every node's cause) when the last round also
+  // had failed nodes, or when failed nodes alone made a majority impossible, or
+  // when every round that reached a majority took too long to leave any validity.
 
   // Releases the calling thread's latest hold on every node it was taken on,
   // all in parallel. An acquire returns as soon as a majority said yes; if a
@@ -141,6 +121,7 @@ class RedLock {
   std::future<bool> is_locked_async() const;
 
  private:
+  friend class detail::timed_lockable<RedLock>;
   bool try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease);
   void lock_with_lease(milliseconds lease);
 
