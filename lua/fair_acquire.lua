@@ -4,6 +4,11 @@
 -- KEYS[2]  redisson_lock_queue:{NAME}    list of waiter ids, head first
 -- KEYS[3]  redisson_lock_timeout:{NAME}  zset of waiter id -> deadline (epoch ms)
 -- KEYS[4]  redisson_lock__channel:{NAME} a waiter is woken on "<KEYS[4]>:<waiter id>"
+-- KEYS[5]  this attempt's cancel mark, warden_acquire_cancel:{NAME}:<attempt-id>.
+--          The client sets it when it settles an attempt whose reply was lost
+--          and finds it did not take effect; should the attempt still arrive
+--          afterwards (it was in flight on a connection that dropped), it
+--          must not take effect then: the client has already decided.
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner "<client-id>:<thread-id>", which is also its waiter id
 -- ARGV[3]  W, the fair-lock wait timeout in milliseconds
@@ -27,6 +32,9 @@
 -- plus W, and is dropped from there: it holds up the queue at most W after its
 -- last attempt. Scores are read against the server's clock (TIME), the one
 -- clock every client shares.
+if redis.call('exists', KEYS[5]) == 1 then
+  return redis.error_reply('WARDEN_CANCELLED this acquire attempt was settled as not taken')
+end
 if redis.replicate_commands ~= nil then
   redis.replicate_commands()  -- Redis < 5: TIME before writes needs effects replication
 end

@@ -3,6 +3,11 @@
 --          "<owner>" -> hold count and the writer "<owner>:write" -> hold count
 -- KEYS[2]  this reader's hold keys prefix, "{NAME}:<owner>:rwlock_timeout";
 --          hold n lives in "<KEYS[2]>:<n>" with the hold's own lease
+-- KEYS[3]  this attempt's cancel mark, warden_acquire_cancel:{NAME}:<attempt-id>.
+--          The client sets it when it settles an attempt whose reply was lost
+--          and finds it did not take effect; should the attempt still arrive
+--          afterwards (it was in flight on a connection that dropped), it
+--          must not take effect then: the client has already decided.
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner (the reader field)
 -- ARGV[3]  "<owner>:write" (the field this owner has while it holds the write lock)
@@ -10,6 +15,9 @@
 -- ms: how long the caller may have to wait.
 -- Readers share; a write lock excludes other owners' readers but lets its own
 -- holder read too (the first step of a downgrade).
+if redis.call('exists', KEYS[3]) == 1 then
+  return redis.error_reply('WARDEN_CANCELLED this acquire attempt was settled as not taken')
+end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false or mode == 'read' or (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[3]) == 1) then
   if mode == false then

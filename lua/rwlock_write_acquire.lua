@@ -1,12 +1,20 @@
 -- Take (or re-enter) the write lock of a read-write lock.
 -- KEYS[1]  lock name: a hash with field "mode" ("read"/"write"), readers
 --          "<owner>" -> hold count and the writer "<owner>:write" -> hold count
+-- KEYS[2]  this attempt's cancel mark, warden_acquire_cancel:{NAME}:<attempt-id>.
+--          The client sets it when it settles an attempt whose reply was lost
+--          and finds it did not take effect; should the attempt still arrive
+--          afterwards (it was in flight on a connection that dropped), it
+--          must not take effect then: the client has already decided.
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  "<owner>:write" (the writer field)
 -- ARGV[3]  owner (its reader field)
 -- Returns nil when the caller now holds the write lock, else the lock's PTTL
 -- in ms: how long the caller may have to wait; an error reply starting with
 -- WARDEN_WOULD_DEADLOCK when waiting could never end.
+if redis.call('exists', KEYS[2]) == 1 then
+  return redis.error_reply('WARDEN_CANCELLED this acquire attempt was settled as not taken')
+end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
   redis.call('hset', KEYS[1], 'mode', 'write')

@@ -20,6 +20,7 @@ class category final : public std::error_category {
       case errc::shut_down: return "client shut down";
       case errc::quorum_not_reached: return "quorum not reached";
       case errc::would_deadlock: return "would deadlock";
+      case errc::cancelled: return "cancelled";
     }
     return "unknown warden error";
   }

@@ -53,8 +53,8 @@ ScriptCall FairLockCore::force_release_call() const {
   return {&scripts::fair_force_release, {name(), queue_, timeouts_, channel()}, {wake_message, wait_timeout()}};
 }
 
-ScriptCall FairLockCore::undo_call(thread_id owner, long long expected, milliseconds keep_lease) const {
-  return {&scripts::fair_undo_acquire,
+ScriptCall FairLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
+  return {&scripts::fair_resolve_acquire,
           {name(), queue_, channel()},
           {client().owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), wake_message}};
 }

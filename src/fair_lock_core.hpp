@@ -27,7 +27,7 @@ class FairLockCore final : public LockCore {
   ScriptCall release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
                           milliseconds latch_ttl) const override;
   ScriptCall force_release_call() const override;
-  ScriptCall undo_call(thread_id owner, long long expected, milliseconds keep_lease) const override;
+  ScriptCall resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const override;
 
  private:
   ScriptCall acquire(thread_id owner, milliseconds lease, bool join_queue) const;

@@ -40,6 +40,13 @@ std::string unlock_latch(std::string_view name, std::string_view request_id) {
   return out;
 }
 
+std::string acquire_cancel(std::string_view name, std::string_view attempt_id) {
+  std::string out = prefixed("warden_acquire_cancel", name);
+  out += ':';
+  out += attempt_id;
+  return out;
+}
+
 std::string fair_queue(std::string_view name) { return prefixed("redisson_lock_queue", name); }
 
 std::string fair_timeouts(std::string_view name) { return prefixed("redisson_lock_timeout", name); }

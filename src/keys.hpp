@@ -24,6 +24,10 @@ std::string lock_channel(std::string_view name);
 // redisson_unlock_latch:{name}:<request-id>
 std::string unlock_latch(std::string_view name, std::string_view request_id);
 
+// warden_acquire_cancel:{name}:<attempt-id> — set when an acquire attempt
+// whose reply was lost is settled as not taken, so that it never takes effect
+std::string acquire_cancel(std::string_view name, std::string_view attempt_id);
+
 // redisson_lock_queue:{name} — a fair lock's waiters, head first
 std::string fair_queue(std::string_view name);
 

@@ -33,20 +33,23 @@ std::optional<std::string> bad_owner(thread_id owner) {
 // T = bool: try-lock (false on time-out); T = void: wait for ever.
 template <class T = bool>
 std::future<T> acquire(const std::shared_ptr<LockCore>& core, thread_id owner, std::optional<milliseconds> wait,
-                       std::optional<milliseconds> lease) {
+                       std::optional<milliseconds> lease, cancel_token cancel = {}) {
   for (auto problem : {bad_owner(owner), bad_wait(wait), bad_lease(lease)}) {
     if (problem) return detail::failed<T>(errc::invalid_argument, core->message(*problem));
   }
-  return detail::submit<T>(core, [owner, wait, lease](LockCore& lock, detail::promise_ptr<T> promise) {
-    lock.acquire(owner, wait, lease, [promise](std::error_code error, bool acquired, const std::string& message) {
-      if (error) return detail::fail(promise, error, message);
-      if constexpr (std::is_void_v<T>) {
-        (void)acquired;  // an unbounded wait ends held or with an error
-        promise->set_value();
-      } else {
-        promise->set_value(acquired);
-      }
-    });
+  return detail::submit<T>(core, [owner, wait, lease, cancel](LockCore& lock, detail::promise_ptr<T> promise) {
+    lock.acquire(
+        owner, wait, lease,
+        [promise](std::error_code error, bool acquired, const std::string& message) {
+          if (error) return detail::fail(promise, error, message);
+          if constexpr (std::is_void_v<T>) {
+            (void)acquired;  // an unbounded wait ends held or with an error
+            promise->set_value();
+          } else {
+            promise->set_value(acquired);
+          }
+        },
+        cancel);
   });
 }
 
@@ -84,6 +87,11 @@ const std::string& Lock::name() const noexcept { return core_->name(); }
 void Lock::lock() {
   detail::check_blocking(*core_, "lock()");
   detail::get_soon(acquire<void>(core_, current_thread_id(), std::nullopt, std::nullopt));
+}
+
+void Lock::lock(const cancel_token& cancel) {
+  detail::check_blocking(*core_, "lock(cancel)");
+  detail::get_soon(acquire<void>(core_, current_thread_id(), std::nullopt, std::nullopt, cancel));
 }
 
 void Lock::lock_with_lease(milliseconds lease) {
@@ -155,6 +163,10 @@ std::chrono::steady_clock::time_point Lock::valid_until(thread_id owner) const {
 void Lock::on_lost(std::function<void(const LockLost&)> callback) { core_->set_lost_handler(std::move(callback)); }
 
 std::future<void> Lock::lock_async(thread_id owner) { return acquire<void>(core_, owner, std::nullopt, std::nullopt); }
+
+std::future<void> Lock::lock_async(thread_id owner, const cancel_token& cancel) {
+  return acquire<void>(core_, owner, std::nullopt, std::nullopt, cancel);
+}
 
 std::future<void> Lock::lock_async(thread_id owner, milliseconds lease) {
   return acquire<void>(core_, owner, std::nullopt, lease);

@@ -22,16 +22,21 @@ std::string random_request_id() {
   return fmt::format("{:016x}{:016x}", random(), random());
 }
 
-bool transport_outcome_unknown(std::error_code error) {
-  // The command may have reached the server: its effect is unknown.
-  return error == errc::connection_lost || error == errc::timed_out;
-}
+std::string random_attempt_id() { return random_request_id(); }
 
 // One acquire in progress: performs the steps AcquireFsm decides.
+//
+// An attempt whose reply is lost (time-out, dropped connection) has an
+// unknown outcome. It is settled by a resolve script that answers whether the
+// attempt took effect and either keeps it, takes it back, or (when it did not
+// take effect) marks the attempt cancelled so that it never can. From the
+// attempt until that answer the op holds the owner's lane on the lock, so no
+// later command of the same owner on the same lock can run in between and be
+// mistaken for, or undone as, this attempt.
 class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
  public:
   AcquireOp(std::shared_ptr<LockCore> lock, thread_id owner, std::optional<std::chrono::milliseconds> wait,
-            std::optional<std::chrono::milliseconds> lease, LockCore::acquire_done done)
+            std::optional<std::chrono::milliseconds> lease, LockCore::acquire_done done, cancel_token cancel)
       : lock_(std::move(lock)),
         client_(lock_->client()),
         node_(lock_->node()),
@@ -39,12 +44,43 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
         lease_(lease),
         channel_(lock_->wait_channel(owner)),
         fsm_(clock::now(), wait, client_.config().retry_attempts, client_.config().lock_watchdog_timeout),
-        done_(std::move(done)) {}
+        done_(std::move(done)),
+        cancel_(std::move(cancel)) {
+    // A bounded wait answers by its deadline plus one command's time: the
+    // last attempt may be sent at the deadline and gets that long to answer.
+    if (auto deadline = fsm_.deadline()) bound_ = saturating_add(*deadline, client_.config().command_timeout);
+  }
 
-  void start() { run(fsm_.start()); }
+  void start() {
+    if (auto& state = cancel_.state()) {
+      if (state->cancelled()) return finish(make_error_code(errc::cancelled), false, lock_->message("cancelled before it started"));
+      // The source may be cancelled on any thread: hop to the I/O thread.
+      std::weak_ptr<AcquireOp> weak = shared_from_this();
+      ClientCore* client = &client_;
+      cancel_handle_ = state->add([weak, client] {
+        client->post([weak] {
+          if (auto self = weak.lock()) {
+            self->finish(make_error_code(errc::cancelled), false, self->lock_->message("the wait was cancelled"));
+          }
+        });
+      });
+    }
+    run(fsm_.start());
+  }
 
  private:
   std::chrono::milliseconds lease_ms() const { return lease_.value_or(client_.config().lock_watchdog_timeout); }
+
+  static clock::time_point saturating_add(clock::time_point at, std::chrono::milliseconds span) {
+    if (at > clock::time_point::max() - span) return clock::time_point::max();
+    return at + span;
+  }
+
+  // A command's deadline: its own time, but never past the caller's bound.
+  clock::time_point command_deadline(clock::time_point now) const {
+    auto deadline = saturating_add(now, client_.config().command_timeout);
+    return bound_ ? std::min(deadline, *bound_) : deadline;
+  }
 
   void run(AcquireFsm::decision decision) {
     if (finished_) return;
@@ -52,11 +88,12 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       case AcquireFsm::step::try_acquire: return try_acquire();
       case AcquireFsm::step::subscribe: return subscribe(decision.wait);
       case AcquireFsm::step::sleep: return sleep(decision.wait);
-      case AcquireFsm::step::read_back: return read_back();
+      case AcquireFsm::step::read_back: return settle(true);
       case AcquireFsm::step::acquired: return finish({}, true, {});
       case AcquireFsm::step::timed_out: return finish({}, false, {});
       case AcquireFsm::step::failed:
-        undo();
+        // Still unsettled: take it back in the background, answer now.
+        settle(false);
         return finish(last_error_, false, lock_->message(fmt::format("acquire failed: {}", last_error_.message())));
     }
   }
@@ -64,29 +101,59 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   void try_acquire() {
     in_flight_ = true;
     poked_ = false;
-    // The count this owner will have if the acquire takes effect: what a
-    // read-back after a lost reply compares against.
+    auto self = shared_from_this();
+    lock_->enter_lane(
+        owner_id_, bound_, [self] { self->send_attempt(); },
+        [self] {
+          self->in_flight_ = false;
+          self->finish(make_error_code(errc::timed_out), false,
+                       self->lock_->message("acquire timed out waiting for an earlier attempt of the same owner "
+                                            "to be settled"));
+        });
+  }
+
+  void send_attempt() {
+    if (finished_) return lock_->leave_lane(owner_id_);
+    // The count this owner will have if the attempt takes effect: what
+    // settling a lost reply compares against. Inside the lane nothing else
+    // of this owner changes it meanwhile.
     expected_count_ = client_.watchdog().count(*lock_, owner_id_) + 1;
+    attempt_ = random_attempt_id();
     auto sent = clock::now();
     last_try_sent_ = sent;
     // Past the deadline this attempt is the last one: nothing to wait in line for.
     bool last = fsm_.deadline() && sent >= *fsm_.deadline();
     if (!last) waited_ = true;
     auto call = last ? lock_->try_acquire_call(owner_id_, lease_ms()) : lock_->acquire_call(owner_id_, lease_ms());
-    node_.run_script(*call.script, call.keys, call.args, sent + client_.config().command_timeout, false,
+    call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_));
+    node_.run_script(*call.script, call.keys, call.args, command_deadline(sent), false,
                      [self = shared_from_this(), sent](Response&& response) { self->on_acquire(sent, std::move(response)); });
   }
 
   void on_acquire(clock::time_point sent, Response&& response) {
-    in_flight_ = false;
+    if (response.outcome_unknown()) {
+      // The lane stays held until the attempt is settled.
+      last_error_ = response.error;
+      if (finished_) return settle(false);
+      in_flight_ = false;
+      return run(fsm_.unknown());
+    }
     if (finished_) {
       // Shut down or given up while the script ran: do not keep what it took.
-      if (!response.error && response.reply.is_nil()) undo();
-      return;
+      if (!response.error && response.reply.is_nil()) return settle(false);
+      return lock_->leave_lane(owner_id_);
+    }
+    lock_->leave_lane(owner_id_);
+    in_flight_ = false;
+    if (response.not_run) {
+      // Refused (loading, busy, ...) until the command's deadline: it had no
+      // effect. Try again while the caller's wait lasts.
+      if (!bound_ || clock::now() < *bound_) return run(fsm_.woken());
+      return finish(response.error, false,
+                    lock_->message(fmt::format("the server did not run the acquire in time: {}", response.reply.str)));
     }
     if (response.error) {
       last_error_ = response.error;
-      if (transport_outcome_unknown(response.error)) return run(fsm_.unknown());
       return finish(response.error, false, lock_->message(response.error.message()));
     }
     if (response.reply.is_error()) {
@@ -104,6 +171,62 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     auto decision = fsm_.held(clock::now(), std::chrono::milliseconds{response.reply.integer});
     if (decision.next == AcquireFsm::step::sleep && poked_) return run(fsm_.woken());
     run(decision);
+  }
+
+  // Asks the server whether the last attempt took effect; `keep`: the caller
+  // still wants the lock (keep it if so), else take it back. Runs inside the
+  // lane, which it leaves once answered.
+  void settle(bool keep) {
+    if (keep) in_flight_ = true;
+    auto& config = client_.config();
+    auto call = lock_->resolve_call(owner_id_, expected_count_, lease_ms());
+    call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_));
+    call.args.push_back(keep ? "1" : "0");
+    // The mark must outlast any late run of the attempt it cancels.
+    auto mark_ttl = std::max(lease_ms(), config.command_timeout * (config.retry_attempts + 2));
+    call.args.push_back(std::to_string(mark_ttl.count()));
+    auto now = clock::now();
+    // A take-back keeps trying (across reconnects: it is idempotent) for as
+    // long as what it takes back could still be alive; the owner's later
+    // commands on this lock wait for it.
+    auto deadline = keep ? command_deadline(now) : saturating_add(now, std::max(config.command_timeout, lease_ms()));
+    node_.run_script(*call.script, call.keys, call.args, deadline, true,
+                     [self = shared_from_this(), keep](Response&& response) { self->on_settled(keep, std::move(response)); });
+  }
+
+  void on_settled(bool keep, Response&& response) {
+    bool answered = response.ok() && response.reply.is_integer();
+    bool applied = answered && response.reply.integer == 1;
+    if (!keep || finished_) {
+      // A take-back, or the caller left while a keeping settle ran: a kept
+      // hold must now be given back (the attempt is still the count's last
+      // step: the lane is held).
+      if (keep && applied) return settle(false);
+      if (!answered) {
+        client_.log(log_level::warning,
+                    lock_->message(fmt::format("could not take back an acquire whose reply was lost ({}); if it took "
+                                               "effect, its lease expires by itself",
+                                               response.error ? response.error.message() : response.reply.str)));
+      }
+      return lock_->leave_lane(owner_id_);
+    }
+    in_flight_ = false;
+    if (!answered) {
+      if (response.error && !response.not_run) {
+        last_error_ = response.error;
+      } else if (response.reply.is_error() && !response.not_run) {
+        last_error_ = make_error_code(errc::server_error);
+      }
+      if (bound_ && clock::now() >= *bound_) {
+        settle(false);
+        return finish(last_error_ ? last_error_ : make_error_code(errc::timed_out), false,
+                      lock_->message("acquire outcome unknown when the wait ran out; it is being taken back"));
+      }
+      return run(fsm_.unknown());  // settle again, or give up and take it back
+    }
+    lock_->leave_lane(owner_id_);
+    if (applied) acquired_sent_ = last_try_sent_;
+    run(fsm_.read_back(clock::now(), applied));
   }
 
   void subscribe(std::chrono::milliseconds wait) {
@@ -168,48 +291,11 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     timer_ = 0;
   }
 
-  void read_back() {
-    in_flight_ = true;
-    // Sent after the lost acquire: if that one reached the server, it ran first.
-    node_.commands().send({"HGET", lock_->name(), lock_->owner_field(owner_id_)}, clock::now() + client_.config().command_timeout, true,
-              [self = shared_from_this()](Response&& response) {
-                self->in_flight_ = false;
-                if (self->finished_) return;
-                if (!response.ok()) {
-                  auto error = response.error ? response.error : make_error_code(errc::server_error);
-                  self->undo();
-                  return self->finish(error, false,
-                                      self->lock_->message(fmt::format("acquire outcome unknown: {}",
-                                                                       response.error ? error.message()
-                                                                                      : response.reply.str)));
-                }
-                long long count = response.reply.is_nil() ? 0 : std::atoll(response.reply.str.c_str());
-                bool applied = count == self->expected_count_;
-                if (applied) self->acquired_sent_ = self->last_try_sent_;
-                self->run(self->fsm_.read_back(clock::now(), applied));
-              });
-  }
-
-  // Takes back a hold the caller will never know it got. Conditional on the
-  // count, so it is harmless when the lost acquire never took effect.
-  void undo() {
-    auto lock = lock_;
-    auto& config = client_.config();
-    auto call = lock->undo_call(owner_id_, expected_count_, lease_ms());
-    node_.run_script(*call.script, call.keys, call.args, clock::now() + lease_ms(), true,
-                     [lock, &config](Response&& response) {
-                       if (!response.ok() && config.logger) {
-                         config.logger(log_level::warning,
-                                       lock->message("could not take back an acquire whose reply was lost; its lease "
-                                                     "will expire by itself"));
-                       }
-                     });
-  }
-
   void finish(std::error_code error, bool acquired, const std::string& message) {
     if (finished_) return;
     finished_ = true;
     disarm();
+    if (auto& state = cancel_.state()) state->remove(cancel_handle_);
     // A waiter that used an unlock message's wake-up and leaves without the
     // lock hands it on, or the others would sleep out the TTL of a free lock.
     if (waiter_ != 0) node_.pubsub().leave(channel_, waiter_, !acquired && woken_);
@@ -233,16 +319,20 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   std::optional<std::chrono::milliseconds> lease_;
   std::string channel_;
   AcquireFsm fsm_;
+  std::optional<clock::time_point> bound_;  // the caller has its answer by then
   LockCore::acquire_done done_;
+  cancel_token cancel_;
+  std::uint64_t cancel_handle_ = 0;
   std::uint64_t ticket_ = 0;
   std::uint64_t waiter_ = 0;
   TimerQueue::id timer_ = 0;
-  bool in_flight_ = false;
+  bool in_flight_ = false;  // an attempt or a keeping settle is queued or running
   bool poked_ = false;
   bool finished_ = false;
-  bool waited_ = false;
-  bool woken_ = false;  // woken by pub/sub since it last went to sleep  // an attempt was sent that may have left the owner waiting in line
+  bool waited_ = false;  // an attempt was sent that may have left the owner waiting in line
+  bool woken_ = false;   // woken by pub/sub since it last went to sleep
   long long expected_count_ = 1;
+  std::string attempt_;
   clock::time_point acquired_sent_{};
   clock::time_point last_try_sent_{};
   std::error_code last_error_;
@@ -278,8 +368,8 @@ ScriptCall LockCore::release_call(thread_id owner, milliseconds keep_lease, cons
 
 ScriptCall LockCore::force_release_call() const { return {&scripts::lock_force_release, {name_, channel_}, {unlock_message}}; }
 
-ScriptCall LockCore::undo_call(thread_id owner, long long expected, milliseconds keep_lease) const {
-  return {&scripts::lock_undo_acquire,
+ScriptCall LockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
+  return {&scripts::lock_resolve_acquire,
           {name_, channel_},
           {client_->owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), unlock_message}};
 }
@@ -291,11 +381,67 @@ ScriptCall LockCore::set_lease_call(thread_id owner, milliseconds lease) const {
 }
 
 void LockCore::acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
-                       acquire_done done) {
-  std::make_shared<AcquireOp>(shared_from_this(), owner, wait, lease, std::move(done))->start();
+                       acquire_done done, cancel_token cancel) {
+  std::make_shared<AcquireOp>(shared_from_this(), owner, wait, lease, std::move(done), std::move(cancel))->start();
+}
+
+void LockCore::enter_lane(thread_id owner, std::optional<clock::time_point> give_up_at,
+                          std::function<void()> admitted, std::function<void()> gave_up) {
+  auto& lane = lanes_[owner];
+  if (!lane.busy && lane.waiting.empty()) {
+    lane.busy = true;
+    return admitted();
+  }
+  LaneWaiter waiter;
+  waiter.id = next_lane_waiter_++;
+  waiter.admitted = std::move(admitted);
+  waiter.gave_up = std::move(gave_up);
+  if (give_up_at) {
+    auto self = shared_from_this();
+    waiter.timer = client_->loop().at(*give_up_at, [self, owner, id = waiter.id] {
+      auto found = self->lanes_.find(owner);
+      if (found == self->lanes_.end()) return;
+      auto& queue = found->second.waiting;
+      for (auto it = queue.begin(); it != queue.end(); ++it) {
+        if (it->id != id) continue;
+        auto gave_up = std::move(it->gave_up);
+        queue.erase(it);
+        return gave_up();
+      }
+    });
+  }
+  lane.waiting.push_back(std::move(waiter));
+}
+
+void LockCore::leave_lane(thread_id owner) {
+  auto found = lanes_.find(owner);
+  if (found == lanes_.end()) return;
+  auto& lane = found->second;
+  if (lane.waiting.empty()) {
+    lanes_.erase(found);
+    return;
+  }
+  auto next = std::move(lane.waiting.front());
+  lane.waiting.pop_front();
+  client_->loop().cancel(next.timer);
+  lane.busy = true;
+  next.admitted();
 }
 
 void LockCore::release(thread_id owner, release_done done) {
+  auto deadline = clock::now() + client_->config().command_timeout;
+  auto shared_done = std::make_shared<release_done>(std::move(done));
+  auto self = shared_from_this();
+  enter_lane(
+      owner, deadline, [self, owner, deadline, shared_done] { self->send_release(owner, deadline, std::move(*shared_done)); },
+      [self, owner, shared_done] {
+        self->client_->watchdog().forget(*self, owner);
+        (*shared_done)(make_error_code(errc::timed_out),
+                       self->message("release timed out waiting for an acquire of the same owner to be settled"));
+      });
+}
+
+void LockCore::send_release(thread_id owner, clock::time_point deadline, release_done done) {
   auto self = shared_from_this();
   auto& config = client_->config();
   auto keep_lease = client_->watchdog().releasing(*this, owner);
@@ -303,8 +449,9 @@ void LockCore::release(thread_id owner, release_done done) {
   auto latch_ttl = config.command_timeout * (config.retry_attempts + 2);
   auto call = release_call(owner, keep_lease, random_request_id(), latch_ttl);
   node().run_script(
-      *call.script, call.keys, call.args, clock::now() + config.command_timeout, true,
+      *call.script, call.keys, call.args, deadline, true,
       [self, owner, done = std::move(done)](Response&& response) {
+        self->leave_lane(owner);
         auto& watchdog = self->client_->watchdog();
         if (response.error) {
           watchdog.forget(*self, owner);
@@ -345,7 +492,7 @@ void LockCore::force_release(std::function<void(std::error_code, bool, const std
 
 void LockCore::query(std::vector<std::string> argv, reply_done done) {
   auto self = shared_from_this();
-  node().commands().send(std::move(argv), clock::now() + client_->config().command_timeout, true,
+  node().send(std::move(argv), clock::now() + client_->config().command_timeout, true,
                          [self, done = std::move(done)](Response&& response) {
                            if (response.error) return done(response.error, {}, self->message(response.error.message()));
                            if (response.reply.is_error()) {

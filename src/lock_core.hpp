@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,8 +13,10 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <unordered_map>
 #include <vector>
 
+#include <warden/cancel.hpp>
 #include <warden/lock.hpp>
 
 #include "reply.hpp"
@@ -50,8 +53,9 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
   // Waits up to `wait` (nullopt: for ever) for the lock on behalf of `owner`.
   // `lease` nullopt: watchdog mode.
+  // `cancel`: cancelling it ends the wait with errc::cancelled.
   void acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
-               acquire_done done);
+               acquire_done done, cancel_token cancel = {});
   void release(thread_id owner, release_done done);
   void force_release(std::function<void(std::error_code, bool, const std::string&)> done);
   // A plain read-only command about this lock (HEXISTS, PTTL, ...).
@@ -87,8 +91,11 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   virtual ScriptCall release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
                                   milliseconds latch_ttl) const;
   virtual ScriptCall force_release_call() const;
-  // Take back a lost acquire that would have made the count `expected`.
-  virtual ScriptCall undo_call(thread_id owner, long long expected, milliseconds keep_lease) const;
+  // Settle an acquire attempt whose reply was lost and that would have made
+  // the count `expected`. The caller appends the attempt's cancel mark to the
+  // keys and two arguments: "1" keep / "0" take back, and the mark's TTL (ms).
+  // Reply: 1 the attempt had taken effect, 0 it had not (and now cannot).
+  virtual ScriptCall resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const;
   // The hash field holding `owner`'s count (read-back, hold_count, is_held).
   virtual std::string owner_field(thread_id owner) const;
   // Batched renewal: one script for many holds; KEYS gets renew_key(), ARGV
@@ -105,7 +112,24 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // "warden: lock 'NAME' on SERVER: WHAT"
   std::string message(std::string_view what) const;
 
+  // ---- lanes (loop thread) ----
+  // Scripts that change one owner's hold count on this lock (acquire attempts,
+  // settling a lost one, releases) run one at a time, in the order they
+  // entered: settling a lost attempt compares the count with what the attempt
+  // would have made it, which only holds if nothing else of that owner ran in
+  // between — on the server, not just on the client (a resend after NOSCRIPT
+  // or a refusal goes to the back of the connection's queue).
+  //
+  // `admitted` runs once the lane is this caller's (at once when free); it must
+  // end with leave_lane(owner). If the lane is still busy at `give_up_at`,
+  // `gave_up` runs instead and the caller never enters.
+  void enter_lane(thread_id owner, std::optional<std::chrono::steady_clock::time_point> give_up_at,
+                  std::function<void()> admitted, std::function<void()> gave_up);
+  void leave_lane(thread_id owner);
+
  private:
+  void send_release(thread_id owner, std::chrono::steady_clock::time_point deadline, release_done done);
+
   std::shared_ptr<ClientCore> client_;
   std::string name_;
   std::string channel_;
@@ -113,6 +137,19 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   std::function<void(const LockLost&)> lost_handler_;
   std::map<std::uint64_t, std::function<void(const LockLost&)>> lost_listeners_;
   std::uint64_t next_listener_ = 1;
+
+  struct LaneWaiter {
+    std::uint64_t id = 0;
+    std::uint64_t timer = 0;
+    std::function<void()> admitted;
+    std::function<void()> gave_up;
+  };
+  struct Lane {
+    bool busy = false;
+    std::deque<LaneWaiter> waiting;
+  };
+  std::unordered_map<thread_id, Lane> lanes_;
+  std::uint64_t next_lane_waiter_ = 1;
 
  protected:
   const std::string& channel() const { return channel_; }

@@ -5,8 +5,10 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "backoff.hpp"
 #include "connection.hpp"
 #include "pubsub.hpp"
 #include "script.hpp"
@@ -24,13 +26,28 @@ class Node {
   void start();
   void close();
 
+  // Connection::send, plus: a reply that says the command did not run
+  // (did_not_run: LOADING, BUSY, ...) is not passed on while time is left; the
+  // command is sent again after a short back-off. At the deadline the handler
+  // gets errc::timed_out with Response::not_run set and the last refusal.
+  void send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent, Connection::Handler handler);
+
   // EVALSHA, falling back to EVAL when the server does not know the script
-  // (first use, SCRIPT FLUSH, a restarted server). NOSCRIPT means the script
-  // did not run, so the fallback is safe even for non-idempotent scripts.
+  // (first use, SCRIPT FLUSH, a restarted server); retried like send() while
+  // the server refuses to run it.
   void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
                   clock::time_point deadline, bool idempotent, Connection::Handler handler);
 
  private:
+  struct Attempt;
+  void send_attempt(std::shared_ptr<Attempt> attempt);
+
+  EventLoop& loop_;
+  warden::logger log_;
+  Backoff refused_backoff_;
+  // Commands waiting out a back-off between refusals: close() fails them, as
+  // the connection fails what it holds.
+  std::unordered_map<TimerQueue::id, std::shared_ptr<Attempt>> backing_off_;
   Connection commands_;
   PubSub pubsub_;
 };

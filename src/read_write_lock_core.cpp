@@ -53,8 +53,8 @@ ScriptCall ReadLockCore::force_release_call() const {
   return {&scripts::rwlock_force_release, {name(), rw_channel()}, {"read", read_unlock_message, tagged()}};
 }
 
-ScriptCall ReadLockCore::undo_call(thread_id owner, long long expected, milliseconds /*keep_lease*/) const {
-  return {&scripts::rwlock_read_undo,
+ScriptCall ReadLockCore::resolve_call(thread_id owner, long long expected, milliseconds /*keep_lease*/) const {
+  return {&scripts::rwlock_read_resolve,
           {name(), rw_channel(), hold_prefix(owner)},
           {client().owner(owner), std::to_string(expected), read_unlock_message, tagged()}};
 }
@@ -81,8 +81,8 @@ ScriptCall WriteLockCore::force_release_call() const {
   return {&scripts::rwlock_force_release, {name(), rw_channel()}, {"write", write_unlock_message, tagged()}};
 }
 
-ScriptCall WriteLockCore::undo_call(thread_id owner, long long expected, milliseconds keep_lease) const {
-  return {&scripts::rwlock_write_undo,
+ScriptCall WriteLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
+  return {&scripts::rwlock_write_resolve,
           {name(), rw_channel()},
           {owner_field(owner), std::to_string(expected), std::to_string(keep_lease.count()), write_unlock_message,
            tagged()}};

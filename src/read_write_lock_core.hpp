@@ -43,7 +43,7 @@ class ReadLockCore final : public ReadWriteLockCore {
   ScriptCall release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
                           milliseconds latch_ttl) const override;
   ScriptCall force_release_call() const override;
-  ScriptCall undo_call(thread_id owner, long long expected, milliseconds keep_lease) const override;
+  ScriptCall resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const override;
   bool locked(const Reply& reply) const override;
 };
 
@@ -55,7 +55,7 @@ class WriteLockCore final : public ReadWriteLockCore {
   ScriptCall release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
                           milliseconds latch_ttl) const override;
   ScriptCall force_release_call() const override;
-  ScriptCall undo_call(thread_id owner, long long expected, milliseconds keep_lease) const override;
+  ScriptCall resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const override;
   // "<owner>:write": hold_count() and is_held_by_*() of the write lock.
   std::string owner_field(thread_id owner) const override;
   bool locked(const Reply& reply) const override;

@@ -2,6 +2,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include <warden/error.hpp>
+
 namespace warden::detail {
 
 Reply Reply::from(const redisReply* reply) {
@@ -33,6 +35,20 @@ Reply Reply::from(const redisReply* reply) {
       out.type = kind::nil;
   }
   return out;
+}
+
+bool did_not_run(const Reply& reply) {
+  if (!reply.is_error()) return false;
+  // The first word of the error is its code; compare whole words so that, say,
+  // BUSYKEY is not taken for BUSY.
+  auto end = reply.str.find(' ');
+  auto code = reply.str.substr(0, end);
+  return code == "LOADING" || code == "BUSY" || code == "MASTERDOWN" || code == "TRYAGAIN" ||
+         code == "CLUSTERDOWN" || code == "NOSCRIPT";
+}
+
+bool Response::outcome_unknown() const {
+  return !not_run && (error == errc::connection_lost || error == errc::timed_out);
 }
 
 }  // namespace warden::detail

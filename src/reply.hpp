@@ -28,13 +28,27 @@ struct Reply {
   bool is_integer() const { return type == kind::integer; }
 };
 
+// Whether an error reply means the server refused the command before running
+// any of it: the server is loading its data set (LOADING), busy with a long
+// script (BUSY), a replica that lost its master (MASTERDOWN), a cluster slot
+// in flux (TRYAGAIN, CLUSTERDOWN), or it does not know the script (NOSCRIPT).
+// Sending the same command again is then safe, even one that is not idempotent.
+bool did_not_run(const Reply& reply);
+
 // What a command's handler receives: either a transport error (error set, no
 // reply) or the server's reply, which may itself be an error reply.
+//
+// `not_run` with an error: the server kept refusing the command with a "did
+// not run" reply (see did_not_run) until the deadline; `reply` holds the last
+// refusal. Unlike a plain time-out, the command certainly had no effect.
 struct Response {
   std::error_code error;
   Reply reply;
+  bool not_run = false;
 
   bool ok() const { return !error && !reply.is_error(); }
+  // The command may or may not have taken effect: its reply was lost.
+  bool outcome_unknown() const;
 };
 
 }  // namespace warden::detail

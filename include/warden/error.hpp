@@ -23,6 +23,7 @@ enum class errc {
   shut_down,              // the Client was destroyed while the call was pending
   quorum_not_reached,     // a RedLock could not take a majority of its nodes
   would_deadlock,         // a blocking call on the I/O thread, or a read→write upgrade
+  cancelled,              // the wait was cancelled through its cancel_token
 };
 
 // The std::error_category of warden::errc; its name() is "warden".

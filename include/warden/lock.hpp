@@ -11,6 +11,7 @@
 #include <string>
 #include <system_error>
 
+#include <warden/cancel.hpp>
 #include <warden/detail/timed_lockable.hpp>
 #include <warden/thread_id.hpp>
 
@@ -53,6 +54,10 @@ class Lock : public detail::timed_lockable<Lock> {
   // Waits until the lock is held by the calling thread (watchdog-renewed lease).
   // Throws warden::Error on connection failure or shutdown.
   void lock();
+  // As lock(), until `cancel` is cancelled: then throws errc::cancelled soon
+  // after (on the next turn of the I/O thread, or once an attempt in flight
+  // has answered), holding nothing and left in no queue.
+  void lock(const cancel_token& cancel);
   // As lock(), with a fixed lease after which the hold expires by itself.
   // Every lease must be positive and at most ten years (errc::invalid_argument).
   using detail::timed_lockable<Lock>::lock;
@@ -109,6 +114,8 @@ class Lock : public detail::timed_lockable<Lock> {
   // through the future. `owner` is the thread id that will hold the lock.
   std::future<void> lock_async(thread_id owner);
   std::future<void> lock_async(thread_id owner, milliseconds lease);
+  // Fails with errc::cancelled once `cancel` is cancelled while it waits.
+  std::future<void> lock_async(thread_id owner, const cancel_token& cancel);
   std::future<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});
   std::future<bool> try_lock_async(thread_id owner, milliseconds wait, milliseconds lease);
   std::future<void> unlock_async(thread_id owner);

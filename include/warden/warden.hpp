@@ -1,6 +1,7 @@
 // warden — distributed locks on Redis. The umbrella header.
 #pragma once
 
+#include <warden/cancel.hpp>
 #include <warden/client.hpp>
 #include <warden/config.hpp>
 #include <warden/error.hpp>

@@ -1,17 +1,26 @@
--- Take back a write acquire whose reply was lost and whose caller has given
--- up, so that it cannot leave an orphan hold. Acts only if the write hold
--- count is exactly what the lost acquire would have made it.
+-- Settle a write acquire attempt whose reply was lost: find out whether it
+-- took effect and, if so, keep it or take it back; if not, make sure it never
+-- will. The client sends nothing else for this owner and lock until this has
+-- answered, so the count it expects can only have come from the attempt.
 -- KEYS[1]  lock name
 -- KEYS[2]  channel redisson_rwlock:{NAME}
+-- KEYS[3]  the attempt's cancel mark (see rwlock_write_acquire.lua)
 -- ARGV[1]  "<owner>:write" (the writer field)
 -- ARGV[2]  hold count the lost acquire would have produced
 -- ARGV[3]  lease (ms) to keep when write holds remain
 -- ARGV[4]  message when the last write hold goes ("1")
 -- ARGV[5]  "{NAME}" (or NAME when it has its own hash tag), as in rwlock_write_release.lua
--- Returns 1 if a hold was taken back, else 0.
+-- ARGV[6]  "1": keep the hold if the attempt took effect; "0": take it back
+-- ARGV[7]  how long (ms) the cancel mark is kept
+-- Returns 1 if the attempt had taken effect (now kept or taken back), 0 if
+-- it had not (and now cannot).
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
 if count == nil or count ~= tonumber(ARGV[2]) then
+  redis.call('set', KEYS[3], 1, 'px', ARGV[7])
   return 0
+end
+if ARGV[6] == '1' then
+  return 1
 end
 if count > 1 then
   redis.call('hincrby', KEYS[1], ARGV[1], -1)

@@ -1,17 +1,26 @@
--- Take back a read acquire whose reply was lost and whose caller has given
--- up, so that it cannot leave an orphan hold. Acts only if the reader's hold
--- count is exactly what the lost acquire would have made it.
+-- Settle a read acquire attempt whose reply was lost: find out whether it
+-- took effect and, if so, keep it or take it back; if not, make sure it never
+-- will. The client sends nothing else for this owner and lock until this has
+-- answered, so the count it expects can only have come from the attempt.
 -- KEYS[1]  lock name
 -- KEYS[2]  channel redisson_rwlock:{NAME}
 -- KEYS[3]  this reader's hold keys prefix, "{NAME}:<owner>:rwlock_timeout"
+-- KEYS[4]  the attempt's cancel mark (see rwlock_read_acquire.lua)
 -- ARGV[1]  owner (the reader field)
 -- ARGV[2]  hold count the lost acquire would have produced
 -- ARGV[3]  unlock message ("0")
 -- ARGV[4]  "{NAME}" (or NAME when it has its own hash tag), as in rwlock_read_release.lua
--- Returns 1 if a hold was taken back, else 0.
+-- ARGV[5]  "1": keep the hold if the attempt took effect; "0": take it back
+-- ARGV[6]  how long (ms) the cancel mark is kept
+-- Returns 1 if the attempt had taken effect (now kept or taken back), 0 if
+-- it had not (and now cannot).
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
 if count == nil or count ~= tonumber(ARGV[2]) then
+  redis.call('set', KEYS[4], 1, 'px', ARGV[6])
   return 0
+end
+if ARGV[5] == '1' then
+  return 1
 end
 if count > 1 then
   redis.call('hincrby', KEYS[1], ARGV[1], -1)

@@ -1,0 +1,125 @@
+// Cancelling a wait: the caller gets errc::cancelled promptly and nothing is
+// left behind (hold, fair-queue place, subscription).
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "redis_probe.hpp"
+#include "test_env.hpp"
+
+namespace warden::test {
+namespace {
+
+std::error_code code_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const Error& error) {
+    return error.code();
+  }
+  return {};
+}
+
+TEST(Cancel, AWaitingLockEndsWithCancelledAndLeavesNothing) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client holder_client{fast_config(server)};
+  Client waiter_client{fast_config(server)};
+  Lock held = holder_client.get_lock("cancelled");
+  held.lock();
+
+  Lock lock = waiter_client.get_lock("cancelled");
+  cancel_source source;
+  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(source.token()); }); });
+  ASSERT_TRUE(eventually([&] { return subscribers(probe, "redisson_lock__channel:{cancelled}") == 1; }));
+  auto cancelled_at = std::chrono::steady_clock::now();
+  source.cancel();
+  EXPECT_EQ(waiting.get(), errc::cancelled);
+  EXPECT_LT(elapsed_ms(cancelled_at), 500);
+  EXPECT_TRUE(eventually([&] { return subscribers(probe, "redisson_lock__channel:{cancelled}") == 0; }));
+  held.unlock();
+  EXPECT_FALSE(probe.exists("cancelled"));  // the cancelled waiter took nothing
+}
+
+TEST(Cancel, AFairWaiterLeavesTheQueue) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client holder_client{fast_config(server)};
+  Client waiter_client{fast_config(server)};
+  FairLock held = holder_client.get_fair_lock("fair-cancelled");
+  held.lock();
+
+  FairLock lock = waiter_client.get_fair_lock("fair-cancelled");
+  cancel_source source;
+  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(source.token()); }); });
+  ASSERT_TRUE(eventually([&] { return probe.command({"LLEN", "redisson_lock_queue:{fair-cancelled}"}).integer == 1; }));
+  source.cancel();
+  EXPECT_EQ(waiting.get(), errc::cancelled);
+  EXPECT_TRUE(eventually([&] { return !probe.exists("redisson_lock_queue:{fair-cancelled}"); }));
+  EXPECT_FALSE(probe.exists("redisson_lock_timeout:{fair-cancelled}"));
+  held.unlock();
+  EXPECT_FALSE(probe.exists("fair-cancelled"));
+}
+
+TEST(Cancel, AnAlreadyCancelledTokenFailsAtOnceAndSendsNothing) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  Lock lock = client.get_lock("never-tried");
+  cancel_source source;
+  source.cancel();
+  long long before = probe.command_calls("evalsha") + probe.command_calls("eval");
+  EXPECT_EQ(code_of([&] { lock.lock(source.token()); }), errc::cancelled);
+  EXPECT_EQ(probe.command_calls("evalsha") + probe.command_calls("eval"), before);
+  EXPECT_FALSE(probe.exists("never-tried"));
+  EXPECT_FALSE(cancel_token{}.cancelled());
+}
+
+TEST(Cancel, AsyncWaitIsCancelled) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  Client other{fast_config(server)};
+  Lock held = other.get_lock("async-cancelled");
+  held.lock();
+  Lock lock = client.get_lock("async-cancelled");
+  cancel_source source;
+  auto future = lock.lock_async(current_thread_id(), source.token());
+  ASSERT_TRUE(eventually([&] { return subscribers(probe, "redisson_lock__channel:{async-cancelled}") == 1; }));
+  source.cancel();
+  EXPECT_EQ(code_of([&] { future.get(); }), errc::cancelled);
+  held.unlock();
+  EXPECT_FALSE(probe.exists("async-cancelled"));
+}
+
+// Cancelled while its attempt is on the wire (held up by CLIENT PAUSE
+// WRITE): the caller hears at once; the attempt, which takes effect when the
+// pause ends, is taken back.
+TEST(Cancel, AnAttemptInFlightIsTakenBack) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Config config = fast_config(server);
+  config.command_timeout = 5s;
+  Client client{config};
+  Lock lock = client.get_lock("in-flight");
+  lock.lock();  // connected, script loaded
+  lock.unlock();
+
+  probe.command({"CLIENT", "PAUSE", "10000", "WRITE"});
+  cancel_source source;
+  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(source.token()); }); });
+  ASSERT_TRUE(eventually([&] {
+    return probe.command({"INFO", "clients"}).str.find("blocked_clients:1") != std::string::npos;
+  }));
+  auto cancelled_at = std::chrono::steady_clock::now();
+  source.cancel();
+  EXPECT_EQ(waiting.get(), errc::cancelled);
+  EXPECT_LT(elapsed_ms(cancelled_at), 500);
+  probe.command({"CLIENT", "UNPAUSE"});
+  EXPECT_TRUE(eventually([&] { return !probe.exists("in-flight"); }));
+  // And the owner can lock again at once.
+  EXPECT_TRUE(lock.try_lock_for(2s));
+  lock.unlock();
+}
+
+}  // namespace
+}  // namespace warden::test
