@@ -4,6 +4,24 @@
 -- ARGV[2]  owner "<client-id>:<thread-id>"
 -- Returns nil when the caller now holds the lock, else the lock's PTTL in ms:
 -- how long the caller may have to wait.
+-- Only a lock's own hash is touched: a key of another type, a read-write
+-- lock's hash (it has "mode") or a hash whose values are not hold counts is
+-- refused before anything is written.
+local key_type = redis.call('type', KEYS[1])['ok']
+if key_type ~= 'none' then
+  local foreign = key_type ~= 'hash'
+  if not foreign then
+    local fields = redis.call('hgetall', KEYS[1])
+    for i = 1, #fields, 2 do
+      if fields[i] == 'mode' or string.match(fields[i + 1], '^%d+$') == nil then
+        foreign = true
+      end
+    end
+  end
+  if foreign then
+    return redis.error_reply('WARDEN_WRONG_TYPE the key is a ' .. key_type .. ' that is not a lock')
+  end
+end
 if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   redis.call('hincrby', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
