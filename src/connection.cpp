@@ -127,8 +127,19 @@ void Connection::setup() {
         bool refused = command == "SELECT" || text.rfind("WRONGPASS", 0) == 0 || text.rfind("NOAUTH", 0) == 0 ||
                        text.rfind("NOPERM", 0) == 0 || text.find("invalid password") != std::string::npos ||
                        text.find("invalid username-password") != std::string::npos;
+        // Say why in words; the reply never carries the password.
+        std::string why;
+        if (text.rfind("WRONGPASS", 0) == 0 || text.find("invalid username-password") != std::string::npos) {
+          why = options_.username.empty() ? "wrong password" : "wrong password, or no such user (or it is disabled)";
+        } else if (text.rfind("NOAUTH", 0) == 0) {
+          why = "the server requires a password and none was configured";
+        } else if (text.find("without any password configured") != std::string::npos) {
+          why = "a password was configured but the server requires none";
+        } else if (text.rfind("NOPERM", 0) == 0) {
+          why = "the user may not run this command";
+        }
         drop(make_error_code(refused ? errc::authentication_failed : errc::connection_refused),
-             command + " failed: " + text);
+             command + " failed: " + (why.empty() ? text : why + " (" + text + ")"));
         return;
       }
       if (--setup_pending_ == 0) become_ready();

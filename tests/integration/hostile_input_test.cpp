@@ -12,6 +12,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -307,6 +308,49 @@ TEST_F(HostileInput, RefusedSubscribeFallsBackToPolling) {
   EXPECT_LE(drops->load(), 1) << "each refused SUBSCRIBE cost a reconnect";
   EXPECT_EQ(refusals->load(), 1) << "the refusal is logged once";
   probe.command({"DEL", "no-sub"});  // the waiter's own unlock would be refused its PUBLISH too
+}
+
+}  // namespace
+}  // namespace warden::test
+
+namespace warden::test {
+namespace {
+
+// NOAUTH (no password configured for a server that needs one) is an
+// authentication error, and the reason is given in words, never the password.
+TEST(HostileCredentials, AuthenticationErrorsSayWhyAndNeverThePassword) {
+  using namespace std::chrono_literals;
+  RedisServer server({"--requirepass", "sesame"});
+  Config config = Config::from_url("redis://127.0.0.1:" + std::to_string(server.port()));
+  config.command_timeout = 1s;
+  {
+    Client client{config};
+    try {
+      client.get_lock("guarded").try_lock();
+      ADD_FAILURE() << "must throw";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), errc::authentication_failed) << error.what();
+      EXPECT_NE(std::string(error.what()).find("requires a password"), std::string::npos) << error.what();
+    }
+  }
+  auto logged = std::make_shared<std::string>();
+  auto mutex = std::make_shared<std::mutex>();
+  config.password = "hunter2-wrong";
+  config.logger = [logged, mutex](log_level, std::string_view message) {
+    std::lock_guard<std::mutex> guard(*mutex);
+    logged->append(message).append("\n");
+  };
+  Client client{config};
+  try {
+    client.get_lock("guarded").try_lock();
+    ADD_FAILURE() << "must throw";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::authentication_failed) << error.what();
+    EXPECT_EQ(std::string(error.what()).find("hunter2"), std::string::npos) << error.what();
+  }
+  std::lock_guard<std::mutex> guard(*mutex);
+  EXPECT_NE(logged->find("wrong password"), std::string::npos) << *logged;
+  EXPECT_EQ(logged->find("hunter2"), std::string::npos) << *logged;
 }
 
 }  // namespace
