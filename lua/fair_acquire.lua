@@ -35,6 +35,30 @@
 if redis.call('exists', KEYS[5]) == 1 then
   return redis.error_reply('WARDEN_CANCELLED this acquire attempt was settled as not taken')
 end
+-- Only a lock's own hash is touched: a key of another type, a read-write
+-- lock's hash (it has "mode") or a hash whose values are not hold counts is
+-- refused before anything is written.
+local key_type = redis.call('type', KEYS[1])['ok']
+if key_type ~= 'none' then
+  local foreign = key_type ~= 'hash'
+  if not foreign then
+    local fields = redis.call('hgetall', KEYS[1])
+    for i = 1, #fields, 2 do
+      if fields[i] == 'mode' or string.match(fields[i + 1], '^%d+$') == nil then
+        foreign = true
+      end
+    end
+  end
+  if foreign then
+    return redis.error_reply('WARDEN_WRONG_TYPE the key is a ' .. key_type .. ' that is not a lock')
+  end
+end
+for _, aux in ipairs({{KEYS[2], 'list'}, {KEYS[3], 'zset'}}) do
+  local aux_type = redis.call('type', aux[1])['ok']
+  if aux_type ~= 'none' and aux_type ~= aux[2] then
+    return redis.error_reply('WARDEN_WRONG_TYPE ' .. aux[1] .. ' is a ' .. aux_type .. ', not a fair lock\'s ' .. aux[2])
+  end
+end
 if redis.replicate_commands ~= nil then
   redis.replicate_commands()  -- Redis < 5: TIME before writes needs effects replication
 end

@@ -5,9 +5,34 @@
 -- KEYS[4]  redisson_lock__channel:{NAME}; the head is woken on "<KEYS[4]>:<head id>"
 -- ARGV[1]  wake-up message ("0")
 -- ARGV[2]  W, the fair-lock wait timeout in milliseconds
--- Returns 1 if there was a lock to delete, else 0.
+-- Returns 1 if there was a lock to delete, else 0; an error reply starting
+-- with WARDEN_WRONG_TYPE (nothing changed) when the keys are not a fair lock.
 -- Gone waiters are dropped from the head first, as in fair_acquire.lua (see
 -- there for what the deadlines mean), so that the wake-up reaches a live one.
+-- Only a lock's own hash is touched: a key of another type, a read-write
+-- lock's hash (it has "mode") or a hash whose values are not hold counts is
+-- refused before anything is written.
+local key_type = redis.call('type', KEYS[1])['ok']
+if key_type ~= 'none' then
+  local foreign = key_type ~= 'hash'
+  if not foreign then
+    local fields = redis.call('hgetall', KEYS[1])
+    for i = 1, #fields, 2 do
+      if fields[i] == 'mode' or string.match(fields[i + 1], '^%d+$') == nil then
+        foreign = true
+      end
+    end
+  end
+  if foreign then
+    return redis.error_reply('WARDEN_WRONG_TYPE the key is a ' .. key_type .. ' that is not a lock')
+  end
+end
+for _, aux in ipairs({{KEYS[2], 'list'}, {KEYS[3], 'zset'}}) do
+  local aux_type = redis.call('type', aux[1])['ok']
+  if aux_type ~= 'none' and aux_type ~= aux[2] then
+    return redis.error_reply('WARDEN_WRONG_TYPE ' .. aux[1] .. ' is a ' .. aux_type .. ', not a fair lock\'s ' .. aux[2])
+  end
+end
 if redis.replicate_commands ~= nil then
   redis.replicate_commands()  -- Redis < 5: TIME before writes needs effects replication
 end
@@ -15,28 +40,37 @@ local clock = redis.call('time')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local wait = tonumber(ARGV[2])
 
+if redis.call('exists', KEYS[1]) == 0 then
+  return 0
+end
+
+-- Which waiters are gone, read before anything is written: dropping one moves
+-- everyone behind it up (score - W), so the d-th waiter is gone once its
+-- score minus d * W has passed.
+local gone = 0
+local head = false
 while true do
-  local head = redis.call('lindex', KEYS[2], 0)
+  head = redis.call('lindex', KEYS[2], gone)
   if head == false then
     break
   end
   local deadline = tonumber(redis.call('zscore', KEYS[3], head))
-  if deadline ~= nil and deadline > now then
+  if deadline ~= nil and deadline - gone * wait > now then
     break
   end
-  redis.call('lpop', KEYS[2])
-  redis.call('zrem', KEYS[3], head)
+  gone = gone + 1
+end
+-- PUBLISH before the first write: refused (an ACL), it leaves every key as it was.
+if head ~= false then
+  redis.call('publish', KEYS[4] .. ':' .. head, ARGV[1])
+end
+for _ = 1, gone do
+  local dropped = redis.call('lpop', KEYS[2])
+  redis.call('zrem', KEYS[3], dropped)
   local waiters = redis.call('zrange', KEYS[3], 0, -1)
   for i = 1, #waiters do
     redis.call('zincrby', KEYS[3], -wait, waiters[i])
   end
 end
-
-if redis.call('del', KEYS[1]) == 1 then
-  local head = redis.call('lindex', KEYS[2], 0)
-  if head ~= false then
-    redis.call('publish', KEYS[4] .. ':' .. head, ARGV[1])
-  end
-  return 1
-end
-return 0
+redis.call('del', KEYS[1])
+return 1

@@ -21,17 +21,19 @@ for i = 1, #queue do
     break
   end
 end
-redis.call('zrem', KEYS[2], ARGV[1])
 if position == nil then
+  redis.call('zrem', KEYS[2], ARGV[1])
   return 0
 end
+-- The head leaving a free lock: the next one may take it now, and would
+-- otherwise only find out at its next attempt. PUBLISH before the first
+-- write: refused (an ACL), it leaves the queue as it was.
+if position == 1 and #queue > 1 and redis.call('exists', KEYS[3]) == 0 then
+  redis.call('publish', KEYS[4] .. ':' .. queue[2], ARGV[3])
+end
+redis.call('zrem', KEYS[2], ARGV[1])
 for i = position + 1, #queue do
   redis.call('zincrby', KEYS[2], -tonumber(ARGV[2]), queue[i])
 end
 redis.call('lrem', KEYS[1], 0, ARGV[1])
--- The head leaving a free lock: the next one may take it now, and would
--- otherwise only find out at its next attempt.
-if position == 1 and #queue > 1 and redis.call('exists', KEYS[3]) == 0 then
-  redis.call('publish', KEYS[4] .. ':' .. queue[2], ARGV[3])
-end
 return 1

@@ -25,45 +25,61 @@ local clock = redis.call('time')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local wait = tonumber(ARGV[5])
 
+-- Which waiters are gone, read before anything is written: dropping one moves
+-- everyone behind it up (score - W), so the d-th waiter is gone once its
+-- score minus d * W has passed. The PUBLISH that wakes the new head goes out
+-- before the first write: refused (an ACL), it leaves every key as it was.
+local gone = 0
+local head = false
 while true do
-  local head = redis.call('lindex', KEYS[2], 0)
+  head = redis.call('lindex', KEYS[2], gone)
   if head == false then
     break
   end
   local deadline = tonumber(redis.call('zscore', KEYS[3], head))
-  if deadline ~= nil and deadline > now then
+  if deadline ~= nil and deadline - gone * wait > now then
     break
   end
-  redis.call('lpop', KEYS[2])
-  redis.call('zrem', KEYS[3], head)
-  local waiters = redis.call('zrange', KEYS[3], 0, -1)
-  for i = 1, #waiters do
-    redis.call('zincrby', KEYS[3], -wait, waiters[i])
-  end
+  gone = gone + 1
 end
 
 local function wake_head()
-  local head = redis.call('lindex', KEYS[2], 0)
   if head ~= false then
     redis.call('publish', KEYS[4] .. ':' .. head, ARGV[1])
+  end
+end
+
+local function drop_gone()
+  for _ = 1, gone do
+    local dropped = redis.call('lpop', KEYS[2])
+    redis.call('zrem', KEYS[3], dropped)
+    local waiters = redis.call('zrange', KEYS[3], 0, -1)
+    for i = 1, #waiters do
+      redis.call('zincrby', KEYS[3], -wait, waiters[i])
+    end
   end
 end
 
 if redis.call('exists', KEYS[1]) == 0 then
   -- Gone already (the caller's lease ran out): nobody was told it is free.
   wake_head()
+  drop_gone()
   return nil
 end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[3]))
+if count == nil then
+  drop_gone()
   return nil
 end
-local left = redis.call('hincrby', KEYS[1], ARGV[3], -1)
-if left > 0 then
+if count > 1 then
+  drop_gone()
+  redis.call('hincrby', KEYS[1], ARGV[3], -1)
   redis.call('pexpire', KEYS[1], ARGV[2])
   redis.call('set', KEYS[5], 0, 'px', ARGV[4])
   return 0
 end
-redis.call('del', KEYS[1])
 wake_head()
+drop_gone()
+redis.call('del', KEYS[1])
 redis.call('set', KEYS[5], 1, 'px', ARGV[4])
 return 1

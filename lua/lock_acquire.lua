@@ -12,6 +12,24 @@
 if redis.call('exists', KEYS[2]) == 1 then
   return redis.error_reply('WARDEN_CANCELLED this acquire attempt was settled as not taken')
 end
+-- Only a lock's own hash is touched: a key of another type, a read-write
+-- lock's hash (it has "mode") or a hash whose values are not hold counts is
+-- refused before anything is written.
+local key_type = redis.call('type', KEYS[1])['ok']
+if key_type ~= 'none' then
+  local foreign = key_type ~= 'hash'
+  if not foreign then
+    local fields = redis.call('hgetall', KEYS[1])
+    for i = 1, #fields, 2 do
+      if fields[i] == 'mode' or string.match(fields[i + 1], '^%d+$') == nil then
+        foreign = true
+      end
+    end
+  end
+  if foreign then
+    return redis.error_reply('WARDEN_WRONG_TYPE the key is a ' .. key_type .. ' that is not a lock')
+  end
+end
 if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   redis.call('hincrby', KEYS[1], ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])

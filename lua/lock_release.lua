@@ -14,16 +14,19 @@ local seen = redis.call('get', KEYS[3])
 if seen ~= false then
   return tonumber(seen)
 end
-if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[3]))
+if count == nil then
   return nil
 end
-local left = redis.call('hincrby', KEYS[1], ARGV[3], -1)
-if left > 0 then
+if count > 1 then
+  redis.call('hincrby', KEYS[1], ARGV[3], -1)
   redis.call('pexpire', KEYS[1], ARGV[2])
   redis.call('set', KEYS[3], 0, 'px', ARGV[4])
   return 0
 end
-redis.call('del', KEYS[1])
+-- PUBLISH before the first write: refused (an ACL), it leaves the hold as it
+-- was rather than freed with nobody woken.
 redis.call('publish', KEYS[2], ARGV[1])
+redis.call('del', KEYS[1])
 redis.call('set', KEYS[3], 1, 'px', ARGV[4])
 return 1

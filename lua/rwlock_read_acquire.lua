@@ -18,6 +18,28 @@
 if redis.call('exists', KEYS[3]) == 1 then
   return redis.error_reply('WARDEN_CANCELLED this acquire attempt was settled as not taken')
 end
+-- Only a read-write lock's own hash is touched: a key of another type, or a
+-- hash without a "read"/"write" mode or with values that are not hold counts
+-- (a plain lock, someone else's data) is refused before anything is written.
+local key_type = redis.call('type', KEYS[1])['ok']
+if key_type ~= 'none' then
+  local foreign = key_type ~= 'hash'
+  if not foreign then
+    local fields = redis.call('hgetall', KEYS[1])
+    local found_mode = nil
+    for i = 1, #fields, 2 do
+      if fields[i] == 'mode' then
+        found_mode = fields[i + 1]
+      elseif string.match(fields[i + 1], '^%d+$') == nil then
+        foreign = true
+      end
+    end
+    foreign = foreign or (found_mode ~= 'read' and found_mode ~= 'write')
+  end
+  if foreign then
+    return redis.error_reply('WARDEN_WRONG_TYPE the key is a ' .. key_type .. ' that is not a read-write lock')
+  end
+end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false or mode == 'read' or (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[3]) == 1) then
   if mode == false then

@@ -19,27 +19,42 @@ if seen ~= false then
   return tonumber(seen)
 end
 local mode = redis.call('hget', KEYS[1], 'mode')
-if mode == false or redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+if mode == false then
   return nil
 end
-local left = redis.call('hincrby', KEYS[1], ARGV[2], -1)
-if left == 0 then
-  redis.call('hdel', KEYS[1], ARGV[2])
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
+if count == nil then
+  return nil
 end
-redis.call('del', KEYS[3] .. ':' .. (left + 1))
+local left = count - 1
 local result = left > 0 and 0 or 1
 
--- The longest TTL among the read holds that remain, of any reader.
+-- The longest TTL among the read holds that remain, of any reader (this
+-- reader's hold number `count` is the one going), read before any write.
 local longest = -2
 local fields = redis.call('hgetall', KEYS[1])
 for i = 1, #fields, 2 do
-  local field, count = fields[i], tonumber(fields[i + 1])
-  if field ~= 'mode' and count ~= nil and string.sub(field, -6) ~= ':write' then
-    for n = 1, count do
-      longest = math.max(longest, redis.call('pttl', ARGV[4] .. ':' .. field .. ':rwlock_timeout:' .. n))
+  local field, n = fields[i], tonumber(fields[i + 1])
+  if field ~= 'mode' and n ~= nil and string.sub(field, -6) ~= ':write' then
+    for k = 1, n do
+      if field ~= ARGV[2] or k ~= count then
+        longest = math.max(longest, redis.call('pttl', ARGV[4] .. ':' .. field .. ':rwlock_timeout:' .. k))
+      end
     end
   end
 end
+
+-- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
+local frees = mode ~= 'write' and longest <= 0
+if frees then
+  redis.call('publish', KEYS[2], ARGV[1])
+end
+if left == 0 then
+  redis.call('hdel', KEYS[1], ARGV[2])
+else
+  redis.call('hincrby', KEYS[1], ARGV[2], -1)
+end
+redis.call('del', KEYS[3] .. ':' .. count)
 
 if mode == 'write' then
   -- The writer (this reader's own owner) still holds the lock.
@@ -50,7 +65,6 @@ elseif longest > 0 then
   redis.call('pexpire', KEYS[1], longest)
 else
   redis.call('del', KEYS[1])
-  redis.call('publish', KEYS[2], ARGV[1])
 end
 redis.call('set', KEYS[4], result, 'px', ARGV[3])
 return result

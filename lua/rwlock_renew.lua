@@ -19,10 +19,13 @@ for i = 1, #KEYS do
     local ttl = redis.call('pttl', KEYS[i])
     redis.call('pexpire', KEYS[i], math.max(ttl, lease))
     if string.sub(field, -6) ~= ':write' then
-      -- The name's hash tag as keys::tagged() writes it: "{NAME}", or the
-      -- name itself when it already has a '{'.
+      -- The name's hash tag as keys::tagged() writes it: the name itself when
+      -- it has a non-empty tag by Redis's rule (text between its first '{'
+      -- and the next '}'), else "{NAME}".
       local tagged = KEYS[i]
-      if string.find(tagged, '{', 1, true) == nil then
+      local open = string.find(tagged, '{', 1, true)
+      local close = open and string.find(tagged, '}', open + 1, true)
+      if close == nil or close == open + 1 then
         tagged = '{' .. tagged .. '}'
       end
       for n = 1, count do

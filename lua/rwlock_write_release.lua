@@ -19,34 +19,40 @@ local seen = redis.call('get', KEYS[3])
 if seen ~= false then
   return tonumber(seen)
 end
-if redis.call('hget', KEYS[1], 'mode') ~= 'write' or redis.call('hexists', KEYS[1], ARGV[3]) == 0 then
+if redis.call('hget', KEYS[1], 'mode') ~= 'write' then
   return nil
 end
-local left = redis.call('hincrby', KEYS[1], ARGV[3], -1)
-if left > 0 then
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[3]))
+if count == nil then
+  return nil
+end
+if count > 1 then
+  redis.call('hincrby', KEYS[1], ARGV[3], -1)
   local ttl = redis.call('pttl', KEYS[1])
   redis.call('pexpire', KEYS[1], math.max(ttl, tonumber(ARGV[2])))
   redis.call('set', KEYS[3], 0, 'px', ARGV[4])
   return 0
 end
-redis.call('hdel', KEYS[1], ARGV[3])
 
+-- The writer's own read holds that remain, read before any write.
 local longest = -2
 local fields = redis.call('hgetall', KEYS[1])
 for i = 1, #fields, 2 do
-  local field, count = fields[i], tonumber(fields[i + 1])
-  if field ~= 'mode' and count ~= nil then
-    for n = 1, count do
-      longest = math.max(longest, redis.call('pttl', ARGV[5] .. ':' .. field .. ':rwlock_timeout:' .. n))
+  local field, n = fields[i], tonumber(fields[i + 1])
+  if field ~= 'mode' and field ~= ARGV[3] and n ~= nil then
+    for k = 1, n do
+      longest = math.max(longest, redis.call('pttl', ARGV[5] .. ':' .. field .. ':rwlock_timeout:' .. k))
     end
   end
 end
+-- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
+redis.call('publish', KEYS[2], ARGV[1])
+redis.call('hdel', KEYS[1], ARGV[3])
 if longest > 0 then
   redis.call('hset', KEYS[1], 'mode', 'read')
   redis.call('pexpire', KEYS[1], longest)
 else
   redis.call('del', KEYS[1])
 end
-redis.call('publish', KEYS[2], ARGV[1])
 redis.call('set', KEYS[3], 1, 'px', ARGV[4])
 return 1

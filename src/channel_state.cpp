@@ -40,6 +40,10 @@ ChannelState::action ChannelState::unsubscribed() {
   return action::none;
 }
 
+void ChannelState::refused() {
+  if (state_ == state::subscribing) state_ = state::unsubscribed;
+}
+
 void ChannelState::link_down() { state_ = state::unsubscribed; }
 
 ChannelState::action ChannelState::link_up() {

@@ -19,6 +19,9 @@ class ChannelState {
   // cannot be told apart, so at most one is ever outstanding.
   action subscribed();
   action unsubscribed();
+  // The server refused a SUBSCRIBE (an ACL without the channel): the channel
+  // is not subscribed; its users poll instead (see PubSub).
+  void refused();
 
   // The subscriber connection dropped (the server forgot every subscription)
   // or came back.

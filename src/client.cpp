@@ -3,12 +3,22 @@
 
 #include "client_core.hpp"
 #include "fair_lock_core.hpp"
+#include "keys.hpp"
 #include "lock_core.hpp"
 #include "read_write_lock_core.hpp"
 
 namespace warden {
 
-Client::Client(Config config) : core_(std::make_shared<detail::ClientCore>(std::move(config))) {}
+namespace {
+
+Config validated(Config config) {
+  config.validate();
+  return config;
+}
+
+}  // namespace
+
+Client::Client(Config config) : core_(std::make_shared<detail::ClientCore>(validated(std::move(config)))) {}
 
 Client::~Client() {
   try {
@@ -29,6 +39,9 @@ void check_name(detail::ClientCore& core, std::string_view name) {
     throw Error(errc::invalid_argument,
                 detail::lock_message(name, core.node_for(name).server(), "a lock name must not be empty"));
   }
+  if (auto problem = detail::keys::name_problem(name)) {
+    throw Error(errc::invalid_argument, detail::lock_message(name, core.node_for(name).server(), *problem));
+  }
 }
 
 }  // namespace
@@ -40,12 +53,6 @@ Lock Client::get_lock(std::string_view name) {
 
 FairLock Client::get_fair_lock(std::string_view name) {
   check_name(*core_, name);
-  if (auto wait = core_->config().fair_lock_wait_timeout; wait.count() <= 0) {
-    throw Error(errc::invalid_argument,
-                detail::lock_message(name, core_->node_for(name).server(),
-                                     "Config::fair_lock_wait_timeout must be positive, got " +
-                                         std::to_string(wait.count()) + " ms"));
-  }
   return FairLock(core_->lock_core<detail::FairLockCore>("fair", name));
 }
 

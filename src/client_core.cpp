@@ -2,23 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <random>
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
 
 #include "lock_core.hpp"
 
 namespace warden::detail {
 namespace {
-
-std::string make_uuid() {
-  std::random_device device;
-  std::mt19937_64 random((static_cast<std::uint64_t>(device()) << 32) ^ device());
-  std::uint64_t high = random();
-  std::uint64_t low = random();
-  high = (high & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
-  low = (low & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;    // RFC 4122 variant
-  return fmt::format("{:08x}-{:04x}-{:04x}-{:04x}-{:012x}", high >> 32, (high >> 16) & 0xffff, high & 0xffff,
-                     low >> 48, low & 0xffffffffffffULL);
-}
 
 ConnectionOptions connection_options(const Config& config, const std::string& id) {
   ConnectionOptions options;
@@ -39,11 +32,46 @@ ConnectionOptions connection_options(const Config& config, const std::string& id
 
 }  // namespace
 
+namespace {
+
+void fill_random(unsigned char* out, std::size_t size) {
+  std::size_t got = 0;
+  while (got < size) {
+    auto n = getrandom(out + got, size - got, 0);
+    if (n > 0) {
+      got += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno != EINTR) {
+      break;
+    }
+  }
+  if (got == size) return;
+  // A kernel without getrandom: the same source through its device file.
+  std::FILE* device = std::fopen("/dev/urandom", "rb");
+  bool ok = device != nullptr && std::fread(out, 1, size, device) == size;
+  if (device != nullptr) std::fclose(device);
+  if (!ok) throw std::system_error(errno, std::generic_category(), "warden: no random bytes for the client id");
+}
+
+}  // namespace
+
+std::string random_uuid() {
+  unsigned char bytes[16];
+  fill_random(bytes, sizeof bytes);
+  bytes[6] = static_cast<unsigned char>((bytes[6] & 0x0f) | 0x40);  // version 4
+  bytes[8] = static_cast<unsigned char>((bytes[8] & 0x3f) | 0x80);  // variant 10xx (RFC 4122)
+  std::string out;
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += fmt::format("{:02x}", bytes[i]);
+  }
+  return out;
+}
+
 std::string lock_message(std::string_view lock, std::string_view server, std::string_view what) {
   return fmt::format("warden: lock '{}' on {}: {}", lock, server, what);
 }
 
-ClientCore::ClientCore(Config config) : config_(std::move(config)), id_(make_uuid()), watchdog_(*this) {
+ClientCore::ClientCore(Config config) : config_(std::move(config)), id_(random_uuid()), watchdog_(*this) {
   node_ = std::make_unique<Node>(loop_, connection_options(config_, id_));
   loop_.post([this] { node_->start(); });
 }

@@ -88,4 +88,9 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
 // "warden: lock 'NAME' on HOST:PORT: WHAT"
 std::string lock_message(std::string_view lock, std::string_view server, std::string_view what);
 
+// A version 4 UUID (RFC 4122, as Java's UUID.randomUUID()): 122 bits from the
+// operating system's random source (getrandom), lower-case hex, 8-4-4-4-12.
+// Throws std::system_error when the OS has no randomness to give.
+std::string random_uuid();
+
 }  // namespace warden::detail

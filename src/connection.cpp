@@ -127,8 +127,19 @@ void Connection::setup() {
         bool refused = command == "SELECT" || text.rfind("WRONGPASS", 0) == 0 || text.rfind("NOAUTH", 0) == 0 ||
                        text.rfind("NOPERM", 0) == 0 || text.find("invalid password") != std::string::npos ||
                        text.find("invalid username-password") != std::string::npos;
+        // Say why in words; the reply never carries the password.
+        std::string why;
+        if (text.rfind("WRONGPASS", 0) == 0 || text.find("invalid username-password") != std::string::npos) {
+          why = options_.username.empty() ? "wrong password" : "wrong password, or no such user (or it is disabled)";
+        } else if (text.rfind("NOAUTH", 0) == 0) {
+          why = "the server requires a password and none was configured";
+        } else if (text.find("without any password configured") != std::string::npos) {
+          why = "a password was configured but the server requires none";
+        } else if (text.rfind("NOPERM", 0) == 0) {
+          why = "the user may not run this command";
+        }
         drop(make_error_code(refused ? errc::authentication_failed : errc::connection_refused),
-             command + " failed: " + text);
+             command + " failed: " + (why.empty() ? text : why + " (" + text + ")"));
         return;
       }
       if (--setup_pending_ == 0) become_ready();
@@ -295,6 +306,10 @@ void Connection::on_reply(redisAsyncContext* context, std::uint64_t id, redisRep
 void Connection::on_push_reply(redisReply* reply) {
   if (reply == nullptr) return;  // context going away; the down handler says so
   last_reply_ = clock::now();
+  // Any reply shows the server is there, a refused health SUBSCRIBE (an ACL
+  // without channels) included: treating that as silence would reconnect for
+  // ever, and each reconnect would be refused the same way.
+  probe_outstanding_ = false;
   Reply value = Reply::from(reply);
   if (value.type == Reply::kind::array && value.elements.size() >= 2 && value.elements[0].str == "subscribe" &&
       value.elements[1].str == options_.health_channel) {
@@ -316,7 +331,7 @@ void Connection::health_tick() {
   } else if (now - last_reply_ >= options_.health_check_interval) {
     probe_outstanding_ = true;
     probe_sent_ = now;
-    if (options_.subscriber) {
+    if (options_.subscriber && !subscribe_refused_) {
       send_push({"SUBSCRIBE", options_.health_channel});
     } else {
       send({"PING"}, now + options_.health_check_interval, true, [this](Response&& response) {
@@ -332,7 +347,14 @@ void Connection::on_disconnected(const redisAsyncContext* context) {
   // we free the context ourselves, context_ was cleared first.
   if (context != context_) return;
   context_ = nullptr;
-  after_drop(make_error_code(errc::connection_lost), context->errstr[0] != '\0' ? context->errstr : "closed by server");
+  std::string why = context->errstr[0] != '\0' ? context->errstr : "closed by server";
+  if (options_.subscriber && why.rfind("NOPERM", 0) == 0) {
+    // hiredis closed the link over a refused SUBSCRIBE: tell the subscriber,
+    // which stops subscribing, so the reconnect below is the last one.
+    subscribe_refused_ = true;
+    if (on_push_) on_push_(Reply::make_error(why));
+  }
+  after_drop(make_error_code(errc::connection_lost), why);
 }
 
 void Connection::drop(std::error_code why, const std::string& detail) {

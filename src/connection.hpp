@@ -136,6 +136,10 @@ class Connection {
   TimerQueue::id health_timer_ = 0;
   clock::time_point last_reply_{};
   bool probe_outstanding_ = false;
+  // A subscriber whose SUBSCRIBE the server refused (ACL NOPERM). hiredis
+  // drops a subscribed connection on such an error, so from then on the
+  // health probe is a PING and PubSub sends no SUBSCRIBE (it polls).
+  bool subscribe_refused_ = false;
   clock::time_point probe_sent_{};
   int setup_pending_ = 0;
   std::function<void(const Reply&)> on_push_;

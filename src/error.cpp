@@ -21,6 +21,8 @@ class category final : public std::error_category {
       case errc::quorum_not_reached: return "quorum not reached";
       case errc::would_deadlock: return "would deadlock";
       case errc::cancelled: return "cancelled";
+      case errc::wrong_type: return "key is not a lock of this kind";
+      case errc::protocol_error: return "protocol error";
     }
     return "unknown warden error";
   }

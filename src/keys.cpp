@@ -3,9 +3,24 @@
 namespace warden::detail::keys {
 namespace {
 
-bool has_hash_tag(std::string_view name) { return name.find('{') != std::string_view::npos; }
+// Redis's rule: a key's hash tag is what lies between its first '{' and the
+// first '}' after that, if it is not empty; a key without one hashes whole.
+bool has_hash_tag(std::string_view name) {
+  auto open = name.find('{');
+  if (open == std::string_view::npos) return false;
+  auto close = name.find('}', open + 1);
+  return close != std::string_view::npos && close > open + 1;
+}
 
 }  // namespace
+
+std::optional<std::string> name_problem(std::string_view name) {
+  if (has_hash_tag(name) || name.find('}') == std::string_view::npos) return std::nullopt;
+  return std::string(
+      "a name without a non-empty {hash tag} must not contain '}': the lock's other keys could not share its "
+      "cluster slot (give it a tag, e.g. '{") +
+         std::string(name.substr(0, 16)) + "...}')";
+}
 
 std::string prefixed(std::string_view prefix, std::string_view name) {
   std::string out(prefix);

@@ -2,10 +2,20 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace warden::detail::keys {
+
+// Why `name` cannot be a lock name, or nullopt. A name whose whole text is
+// hashed (it has no non-empty hash tag by Redis's rule) and that contains '}'
+// cannot be put in a hash tag, so its other keys could not share its slot.
+std::optional<std::string> name_problem(std::string_view name);
+
+// A name "carries its own hash tag" by Redis's rule: a non-empty text between
+// its first '{' and the first '}' after that ("a{b}", "}{a}", "{a}{b}"; not
+// "{}", "a{", "x{}y"); the key's slot is that tag's.
 
 // "{name}", or the name itself when it carries its own hash tag: the part
 // every derived key shares, so they all hash to the lock's Redis Cluster slot.

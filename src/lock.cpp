@@ -13,10 +13,19 @@
 namespace warden {
 
 using detail::LockCore;
-using detail::Reply;
 using std::chrono::milliseconds;
 
 namespace {
+
+std::string moved_from(std::string_view call) {
+  return fmt::format("warden: {} called on a moved-from lock handle", call);
+}
+
+// The core of a handle that may have been moved from.
+LockCore& live(const std::shared_ptr<LockCore>& core, std::string_view call) {
+  if (!core) throw Error(errc::invalid_argument, moved_from(call));
+  return *core;
+}
 
 std::optional<std::string> bad_lease(std::optional<milliseconds> lease) { return detail::lease_problem(lease); }
 
@@ -34,6 +43,7 @@ std::optional<std::string> bad_owner(thread_id owner) {
 template <class T = bool>
 std::future<T> acquire(const std::shared_ptr<LockCore>& core, thread_id owner, std::optional<milliseconds> wait,
                        std::optional<milliseconds> lease, cancel_token cancel = {}) {
+  if (!core) return detail::failed<T>(errc::invalid_argument, moved_from("an acquire"));
   for (auto problem : {bad_owner(owner), bad_wait(wait), bad_lease(lease)}) {
     if (problem) return detail::failed<T>(errc::invalid_argument, core->message(*problem));
   }
@@ -54,6 +64,7 @@ std::future<T> acquire(const std::shared_ptr<LockCore>& core, thread_id owner, s
 }
 
 std::future<void> release(const std::shared_ptr<LockCore>& core, thread_id owner) {
+  if (!core) return detail::failed<void>(errc::invalid_argument, moved_from("a release"));
   if (auto problem = bad_owner(owner)) return detail::failed<void>(errc::invalid_argument, core->message(*problem));
   return detail::submit<void>(core, [owner](LockCore& lock, detail::promise_ptr<void> promise) {
     lock.release(owner, [promise](std::error_code error, const std::string& message) {
@@ -63,53 +74,60 @@ std::future<void> release(const std::shared_ptr<LockCore>& core, thread_id owner
   });
 }
 
+// A query answered from one inspection of the lock (which also checks that
+// the key is a lock of this kind).
 template <class T, class Convert>
-std::future<T> query(const std::shared_ptr<LockCore>& core, std::vector<std::string> argv, Convert convert) {
-  return detail::submit<T>(core, [argv = std::move(argv), convert](LockCore& lock, detail::promise_ptr<T> promise) {
-    lock.query(argv, [promise, convert](std::error_code error, Reply reply, const std::string& message) {
+std::future<T> inspect(const std::shared_ptr<LockCore>& core, thread_id owner, Convert convert) {
+  return detail::submit<T>(core, [owner, convert](LockCore& lock, detail::promise_ptr<T> promise) {
+    lock.inspect(owner, [&lock, promise, convert](std::error_code error, detail::Inspection state,
+                                                  const std::string& message) {
       if (error) return detail::fail(promise, error, message);
-      promise->set_value(convert(reply));
+      promise->set_value(convert(lock, state));
     });
   });
 }
 
 std::future<bool> held_by(const std::shared_ptr<LockCore>& core, thread_id owner) {
-  return query<bool>(core, {"HEXISTS", core->name(), core->owner_field(owner)},
-                     [](const Reply& reply) { return reply.integer == 1; });
+  return inspect<bool>(core, owner, [](LockCore&, const detail::Inspection& state) { return state.count > 0; });
 }
+
 
 }  // namespace
 
 Lock::Lock(std::shared_ptr<detail::LockCore> core) noexcept : core_(std::move(core)) {}
 
-const std::string& Lock::name() const noexcept { return core_->name(); }
+const std::string& Lock::name() const noexcept {
+  static const std::string none;
+  return core_ ? core_->name() : none;
+}
 
 void Lock::lock() {
-  detail::check_blocking(*core_, "lock()");
+  detail::check_blocking(live(core_, "lock()"), "lock()");
   detail::get_soon(acquire<void>(core_, current_thread_id(), std::nullopt, std::nullopt));
 }
 
 void Lock::lock(const cancel_token& cancel) {
-  detail::check_blocking(*core_, "lock(cancel)");
+  detail::check_blocking(live(core_, "lock(cancel)"), "lock(cancel)");
   detail::get_soon(acquire<void>(core_, current_thread_id(), std::nullopt, std::nullopt, cancel));
 }
 
 void Lock::lock_with_lease(milliseconds lease) {
-  detail::check_blocking(*core_, "lock(lease)");
+  detail::check_blocking(live(core_, "lock(lease)"), "lock(lease)");
   detail::get_soon(acquire<void>(core_, current_thread_id(), std::nullopt, lease));
 }
 
 bool Lock::try_lock() {
-  detail::check_blocking(*core_, "try_lock()");
+  detail::check_blocking(live(core_, "try_lock()"), "try_lock()");
   return detail::get_soon(acquire(core_, current_thread_id(), milliseconds{0}, std::nullopt));
 }
 
 bool Lock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease) {
-  detail::check_blocking(*core_, "try_lock_for()");
+  detail::check_blocking(live(core_, "try_lock_for()"), "try_lock_for()");
   return detail::get_soon(acquire(core_, current_thread_id(), wait, lease));
 }
 
 void Lock::unlock() {
+  if (!core_) return;  // a moved-from handle holds nothing
   detail::check_blocking(*core_, "unlock()");
   auto done = release(core_, current_thread_id());
   if (std::uncaught_exceptions() > 0) {
@@ -126,41 +144,43 @@ void Lock::unlock() {
 }
 
 bool Lock::force_unlock() {
-  detail::check_blocking(*core_, "force_unlock()");
+  detail::check_blocking(live(core_, "force_unlock()"), "force_unlock()");
   return detail::get_soon(force_unlock_async());
 }
 
 bool Lock::is_locked() const {
-  detail::check_blocking(*core_, "is_locked()");
+  detail::check_blocking(live(core_, "is_locked()"), "is_locked()");
   return detail::get_soon(is_locked_async());
 }
 
 bool Lock::is_held_by_current_thread() const { return is_held_by_thread(current_thread_id()); }
 
 bool Lock::is_held_by_thread(thread_id owner) const {
-  detail::check_blocking(*core_, "is_held_by_thread()");
+  detail::check_blocking(live(core_, "is_held_by_thread()"), "is_held_by_thread()");
   return detail::get_soon(held_by(core_, owner));
 }
 
 int Lock::hold_count() const {
-  detail::check_blocking(*core_, "hold_count()");
-  return detail::get_soon(
-      query<int>(core_, {"HGET", core_->name(), core_->owner_field(current_thread_id())},
-                 [](const Reply& reply) { return reply.is_nil() ? 0 : std::atoi(reply.str.c_str()); }));
+  detail::check_blocking(live(core_, "hold_count()"), "hold_count()");
+  return detail::get_soon(inspect<int>(core_, current_thread_id(), [](LockCore&, const detail::Inspection& state) {
+    return static_cast<int>(state.count);
+  }));
 }
 
 std::optional<milliseconds> Lock::remain_time_to_live() const {
-  detail::check_blocking(*core_, "remain_time_to_live()");
+  detail::check_blocking(live(core_, "remain_time_to_live()"), "remain_time_to_live()");
   return detail::get_soon(remain_time_to_live_async());
 }
 
 std::chrono::steady_clock::time_point Lock::valid_until() const { return valid_until(current_thread_id()); }
 
 std::chrono::steady_clock::time_point Lock::valid_until(thread_id owner) const {
-  return core_->client().watchdog().valid_until(*core_, owner);
+  return live(core_, "valid_until()").client().watchdog().valid_until(*core_, owner);
 }
 
-void Lock::on_lost(std::function<void(const LockLost&)> callback) { core_->set_lost_handler(std::move(callback)); }
+void Lock::on_lost(std::function<void(const LockLost&)> callback) {
+  live(core_, "on_lost()").set_lost_handler(std::move(callback));
+}
 
 std::future<void> Lock::lock_async(thread_id owner) { return acquire<void>(core_, owner, std::nullopt, std::nullopt); }
 
@@ -183,6 +203,7 @@ std::future<bool> Lock::try_lock_async(thread_id owner, milliseconds wait, milli
 std::future<void> Lock::unlock_async(thread_id owner) { return release(core_, owner); }
 
 std::future<bool> Lock::force_unlock_async() {
+  if (!core_) return detail::failed<bool>(errc::invalid_argument, moved_from("force_unlock_async()"));
   return detail::submit<bool>(core_, [](LockCore& lock, detail::promise_ptr<bool> promise) {
     lock.force_release([promise](std::error_code error, bool deleted, const std::string& message) {
       if (error) return detail::fail(promise, error, message);
@@ -192,16 +213,21 @@ std::future<bool> Lock::force_unlock_async() {
 }
 
 std::future<bool> Lock::is_locked_async() const {
-  return query<bool>(core_, core_->locked_query(), [core = core_](const Reply& reply) { return core->locked(reply); });
+  if (!core_) return detail::failed<bool>(errc::invalid_argument, moved_from("is_locked_async()"));
+  return inspect<bool>(core_, current_thread_id(),
+                       [](LockCore& lock, const detail::Inspection& state) { return lock.locked(state); });
 }
 
 std::future<std::optional<milliseconds>> Lock::remain_time_to_live_async() const {
-  return query<std::optional<milliseconds>>(core_, {"PTTL", core_->name()},
-                                            [](const Reply& reply) -> std::optional<milliseconds> {
-                                              if (reply.integer == -2) return std::nullopt;
-                                              if (reply.integer == -1) return milliseconds::max();
-                                              return milliseconds{reply.integer};
-                                            });
+  if (!core_) {
+    return detail::failed<std::optional<milliseconds>>(errc::invalid_argument, moved_from("remain_time_to_live_async()"));
+  }
+  return inspect<std::optional<milliseconds>>(
+      core_, current_thread_id(), [](LockCore&, const detail::Inspection& state) -> std::optional<milliseconds> {
+        if (state.pttl == -2) return std::nullopt;
+        if (state.pttl == -1) return milliseconds::max();
+        return milliseconds{state.pttl};
+      });
 }
 
 }  // namespace warden

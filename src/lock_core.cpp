@@ -162,7 +162,12 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
         while (!why.empty() && why.front() == ' ') why.erase(0, 1);
         return finish(make_error_code(errc::would_deadlock), false, lock_->message(why));
       }
-      return finish(make_error_code(errc::server_error), false, lock_->message(response.reply.str));
+      return finish(error_reply_code(response.reply), false,
+                    lock_->message(describe_problem(response.reply, {})));
+    }
+    if (auto problem = reply_problem(response.reply, {Reply::kind::nil, Reply::kind::integer})) {
+      return finish(problem, false,
+                    lock_->message(describe_problem(response.reply, {Reply::kind::nil, Reply::kind::integer})));
     }
     if (response.reply.is_nil()) {
       acquired_sent_ = sent;
@@ -366,7 +371,10 @@ ScriptCall LockCore::release_call(thread_id owner, milliseconds keep_lease, cons
           {unlock_message, std::to_string(keep_lease.count()), client_->owner(owner), std::to_string(latch_ttl.count())}};
 }
 
-ScriptCall LockCore::force_release_call() const { return {&scripts::lock_force_release, {name_, channel_}, {unlock_message}}; }
+ScriptCall LockCore::force_release_call() const {
+  // The fair queue's key lets the script refuse a fair lock that has waiters.
+  return {&scripts::lock_force_release, {name_, channel_, keys::fair_queue(name_)}, {unlock_message}};
+}
 
 ScriptCall LockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
   return {&scripts::lock_resolve_acquire,
@@ -457,9 +465,10 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
           watchdog.forget(*self, owner);
           return done(response.error, self->message(fmt::format("release failed: {}", response.error.message())));
         }
-        if (response.reply.is_error()) {
+        if (auto problem = reply_problem(response.reply, {Reply::kind::nil, Reply::kind::integer})) {
           watchdog.forget(*self, owner);
-          return done(make_error_code(errc::server_error), self->message(response.reply.str));
+          return done(problem,
+                      self->message(describe_problem(response.reply, {Reply::kind::nil, Reply::kind::integer})));
         }
         if (response.reply.is_nil()) {
           bool knew = watchdog.knew_of(*self, owner);
@@ -483,8 +492,9 @@ void LockCore::force_release(std::function<void(std::error_code, bool, const std
   node().run_script(*call.script, call.keys, call.args, clock::now() + client_->config().command_timeout, true,
                     [self, done = std::move(done)](Response&& response) {
                       if (response.error) return done(response.error, false, self->message(response.error.message()));
-                      if (response.reply.is_error()) {
-                        return done(make_error_code(errc::server_error), false, self->message(response.reply.str));
+                      if (auto problem = reply_problem(response.reply, {Reply::kind::integer})) {
+                        return done(problem, false,
+                                    self->message(describe_problem(response.reply, {Reply::kind::integer})));
                       }
                       done({}, response.reply.integer == 1, {});
                     });
@@ -496,10 +506,35 @@ void LockCore::query(std::vector<std::string> argv, reply_done done) {
                          [self, done = std::move(done)](Response&& response) {
                            if (response.error) return done(response.error, {}, self->message(response.error.message()));
                            if (response.reply.is_error()) {
-                             return done(make_error_code(errc::server_error), {}, self->message(response.reply.str));
+                             return done(error_reply_code(response.reply), {},
+                                         self->message(describe_problem(response.reply, {})));
                            }
                            done({}, std::move(response.reply), {});
                          });
+}
+
+void LockCore::inspect(thread_id owner, std::function<void(std::error_code, Inspection, const std::string&)> done) {
+  auto self = shared_from_this();
+  node().run_script(scripts::lock_inspect, {name_}, {layout(), owner_field(owner)},
+                    clock::now() + client_->config().command_timeout, true,
+                    [self, done = std::move(done)](Response&& response) {
+                      if (response.error) return done(response.error, {}, self->message(response.error.message()));
+                      const auto& reply = response.reply;
+                      auto problem = reply_problem(reply, {Reply::kind::array});
+                      if (!problem && (reply.elements.size() != 3 || !reply.elements[0].is_integer() ||
+                                       !reply.elements[1].is_integer() ||
+                                       reply.elements[2].type != Reply::kind::string)) {
+                        problem = make_error_code(errc::protocol_error);
+                      }
+                      if (problem) {
+                        return done(problem, {}, self->message(describe_problem(reply, {Reply::kind::array})));
+                      }
+                      Inspection state;
+                      state.pttl = reply.elements[0].integer;
+                      state.count = reply.elements[1].integer;
+                      state.mode = reply.elements[2].str;
+                      done({}, std::move(state), {});
+                    });
 }
 
 void LockCore::set_lease(thread_id owner, milliseconds lease, std::function<void(std::error_code, bool)> done) {

@@ -27,6 +27,13 @@ class ClientCore;
 class Node;
 struct Script;
 
+// What the queries of a lock read in one step (lua/lock_inspect.lua).
+struct Inspection {
+  long long pttl = -2;      // -2: no lock, -1: no expiry, else ms left
+  long long count = 0;      // hold count of the asked-for owner field
+  std::string mode;         // a read-write lock's "read"/"write", else empty
+};
+
 // A script invocation: what a lock kind sends for one of its operations.
 struct ScriptCall {
   const Script* script = nullptr;
@@ -60,6 +67,9 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   void force_release(std::function<void(std::error_code, bool, const std::string&)> done);
   // A plain read-only command about this lock (HEXISTS, PTTL, ...).
   void query(std::vector<std::string> argv, reply_done done);
+  // The lock's state as `owner` sees it, after checking that the key is a lock
+  // of this kind (else errc::wrong_type). Nothing is written.
+  void inspect(thread_id owner, std::function<void(std::error_code, Inspection, const std::string&)> done);
 
   // Sets the lease of `owner`'s hold to a fixed `lease` (PEXPIRE) if it still
   // holds the lock; done(error, still_held). Composite locks use it to give
@@ -104,10 +114,11 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   virtual std::string renew_key() const { return name_; }
   virtual std::string renew_arg(thread_id owner) const { return owner_field(owner); }
   virtual ScriptCall set_lease_call(thread_id owner, milliseconds lease) const;
-  // is_locked(): a read-only command, and whether its reply means "locked".
-  // A read (write) lock is locked only while the hash is in read (write) mode.
-  virtual std::vector<std::string> locked_query() const { return {"EXISTS", name_}; }
-  virtual bool locked(const Reply& reply) const { return reply.integer == 1; }
+  // The data layout inspect() checks the key against: "lock" or "rwlock".
+  virtual const char* layout() const { return "lock"; }
+  // is_locked() from an inspection. A read (write) lock is locked only while
+  // the hash is in read (write) mode.
+  virtual bool locked(const Inspection& state) const { return state.pttl != -2; }
 
   // "warden: lock 'NAME' on SERVER: WHAT"
   std::string message(std::string_view what) const;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
 
 #include "client_core.hpp"
 #include "composite_core.hpp"
@@ -107,6 +108,20 @@ std::vector<Lock> checked_members(std::vector<Lock> members) {
   return members;
 }
 
+// The core of a handle that may have been moved from.
+CompositeCore& live(const std::shared_ptr<CompositeCore>& core) {
+  if (!core) throw Error(errc::invalid_argument, "warden: multi-lock: called on a moved-from MultiLock handle");
+  return *core;
+}
+
+template <class T>
+std::future<T> moved_from() {
+  std::promise<T> promise;
+  promise.set_exception(std::make_exception_ptr(
+      Error(errc::invalid_argument, "warden: multi-lock: called on a moved-from MultiLock handle")));
+  return promise.get_future();
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -115,57 +130,79 @@ MultiLock::MultiLock(std::initializer_list<Lock> members) : MultiLock(std::vecto
 MultiLock::MultiLock(std::vector<Lock> members)
     : core_(std::make_shared<detail::MultiCore>(detail::checked_members(std::move(members)))) {}
 
-const std::vector<Lock>& MultiLock::members() const noexcept { return core_->members(); }
+const std::vector<Lock>& MultiLock::members() const noexcept {
+  static const std::vector<Lock> none;
+  return core_ ? core_->members() : none;
+}
 
 void MultiLock::lock() {
-  core_->check_blocking("lock()");
+  detail::live(core_).check_blocking("lock()");
   core_->acquire(current_thread_id(), std::nullopt).get();
 }
 
 void MultiLock::lock_with_lease(milliseconds lease) {
-  core_->check_blocking("lock(lease)");
+  detail::live(core_).check_blocking("lock(lease)");
   core_->acquire(current_thread_id(), lease).get();
 }
 
 bool MultiLock::try_lock() {
-  core_->check_blocking("try_lock()");
+  detail::live(core_).check_blocking("try_lock()");
   return core_->try_acquire(current_thread_id(), milliseconds{0}, std::nullopt).get();
 }
 
 bool MultiLock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease) {
-  core_->check_blocking("try_lock_for()");
+  detail::live(core_).check_blocking("try_lock_for()");
   return core_->try_acquire(current_thread_id(), wait, lease).get();
 }
 
-void MultiLock::unlock() { detail::unlock_blocking(*core_); }
+void MultiLock::unlock() {
+  if (!core_) return;  // a moved-from handle holds nothing
+  detail::unlock_blocking(*core_);
+}
 
 bool MultiLock::is_locked() const {
-  core_->check_blocking("is_locked()");
+  detail::live(core_).check_blocking("is_locked()");
   return core_->is_locked().get();
 }
 
 std::chrono::steady_clock::time_point MultiLock::valid_until() const { return valid_until(current_thread_id()); }
 
 std::chrono::steady_clock::time_point MultiLock::valid_until(thread_id owner) const {
-  return core_->valid_until(owner);
+  return detail::live(core_).valid_until(owner);
 }
 
-void MultiLock::on_lost(std::function<void(const LockLost&)> callback) { core_->set_lost_handler(std::move(callback)); }
+void MultiLock::on_lost(std::function<void(const LockLost&)> callback) {
+  detail::live(core_).set_lost_handler(std::move(callback));
+}
 
-std::future<void> MultiLock::lock_async(thread_id owner) { return core_->acquire(owner, std::nullopt); }
+std::future<void> MultiLock::lock_async(thread_id owner) {
+  if (!core_) return detail::moved_from<void>();
+  return core_->acquire(owner, std::nullopt);
+}
 
-std::future<void> MultiLock::lock_async(thread_id owner, milliseconds lease) { return core_->acquire(owner, lease); }
+std::future<void> MultiLock::lock_async(thread_id owner, milliseconds lease) {
+  if (!core_) return detail::moved_from<void>();
+  return core_->acquire(owner, lease);
+}
 
 std::future<bool> MultiLock::try_lock_async(thread_id owner, milliseconds wait) {
+  if (!core_) return detail::moved_from<bool>();
   return core_->try_acquire(owner, wait, std::nullopt);
 }
 
 std::future<bool> MultiLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease) {
+  if (!core_) return detail::moved_from<bool>();
   return core_->try_acquire(owner, wait, lease);
 }
 
-std::future<void> MultiLock::unlock_async(thread_id owner) { return core_->release(owner); }
+std::future<void> MultiLock::unlock_async(thread_id owner) {
+  if (!core_) return detail::moved_from<void>();
+  return core_->release(owner);
+}
 
-std::future<bool> MultiLock::is_locked_async() const { return core_->is_locked(); }
+std::future<bool> MultiLock::is_locked_async() const {
+  if (!core_) return detail::moved_from<bool>();
+  return core_->is_locked();
+}
 
 }  // namespace warden

@@ -1,10 +1,15 @@
 #include "pubsub.hpp"
 
+#include <algorithm>
 #include <vector>
 
 namespace warden::detail {
 
-PubSub::PubSub(EventLoop& loop, ConnectionOptions options) : connection_(loop, std::move(options)) {
+PubSub::PubSub(EventLoop& loop, ConnectionOptions options)
+    : loop_(loop),
+      log_(options.log),
+      poll_interval_(std::max(options.backoff_max, std::chrono::milliseconds{10})),
+      connection_(loop, std::move(options)) {
   connection_.on_push([this](const Reply& reply) { on_push(reply); });
   connection_.on_ready([this] { on_link_ready(); });
   connection_.on_down([this] { on_link_down(); });
@@ -19,6 +24,14 @@ std::uint64_t PubSub::join(const std::string& channel, std::function<void()> on_
   if (entry.state.active()) {
     waiter.ready = true;
     entry.state.want(connection_.ready());
+    on_ready();
+  } else if (polling_) {
+    // Subscriptions are refused here: the waiter polls (poll_tick) instead of
+    // waiting for a confirmation that will not come, and no SUBSCRIBE is sent
+    // (each refusal would cost a reconnect).
+    waiter.ready = true;
+    entry.state.want(false);
+    if (poll_timer_ == 0) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
     on_ready();
   } else {
     waiter.on_ready = std::move(on_ready);
@@ -82,6 +95,7 @@ void PubSub::forget_if_idle(const std::string& channel) {
 }
 
 void PubSub::on_push(const Reply& reply) {
+  if (reply.is_error()) return refused(reply.str);
   if (reply.type != Reply::kind::array || reply.elements.size() < 3) return;
   const std::string& kind = reply.elements[0].str;
   const std::string& channel = reply.elements[1].str;
@@ -159,7 +173,55 @@ void PubSub::wake_one(const std::string& channel, std::uint64_t id) {
   if (on_wake) on_wake();
 }
 
+void PubSub::refused(const std::string& why) {
+  // The error does not say which SUBSCRIBE it answers: every channel still
+  // waiting for its confirmation counts as refused.
+  if (!polling_ && log_) {
+    try {
+      log_(log_level::warning, "warden: the server refused SUBSCRIBE (" + why + "); waiters re-try every " +
+                                   std::to_string(poll_interval_.count()) + " ms instead of being woken");
+    } catch (...) {
+      // A logger that throws must not stop the fallback.
+    }
+  }
+  polling_ = true;
+  std::vector<std::pair<std::string, std::uint64_t>> ready;
+  for (auto& [name, entry] : channels_) {
+    if (entry.state.active()) continue;
+    entry.state.refused();
+    for (auto& [id, waiter] : entry.waiters) {
+      if (!waiter.ready) ready.emplace_back(name, id);
+    }
+  }
+  if (poll_timer_ == 0) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
+  for (auto& [name, id] : ready) {
+    auto entry = channels_.find(name);
+    if (entry == channels_.end()) continue;
+    auto waiter = entry->second.waiters.find(id);
+    if (waiter == entry->second.waiters.end() || waiter->second.ready) continue;
+    waiter->second.ready = true;
+    auto on_ready = std::move(waiter->second.on_ready);
+    if (on_ready) on_ready();
+  }
+}
+
+void PubSub::poll_tick() {
+  poll_timer_ = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> wake;
+  bool anyone = false;
+  for (auto& [name, entry] : channels_) {
+    if (entry.state.active()) continue;
+    for (auto& [id, waiter] : entry.waiters) {
+      anyone = true;
+      if (waiter.parked) wake.emplace_back(name, id);
+    }
+  }
+  if (anyone) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
+  for (auto& [name, id] : wake) wake_one(name, id);
+}
+
 void PubSub::on_link_ready() {
+  if (polling_) return;  // subscriptions are refused: nothing to re-subscribe
   std::vector<std::string> names;
   for (auto& [name, entry] : channels_) names.push_back(name);
   for (auto& name : names) perform(name, channels_[name].state.link_up());

@@ -20,7 +20,11 @@ class PubSub {
   PubSub(EventLoop& loop, ConnectionOptions options);
 
   void start() { connection_.start(); }
-  void close() { connection_.close(); }
+  void close() {
+    loop_.cancel(poll_timer_);
+    poll_timer_ = 0;
+    connection_.close();
+  }
 
   // Adds a waiter on `channel`. `on_ready` runs once the subscription is
   // confirmed (at once if it already is). `on_wake` runs when this waiter is
@@ -38,6 +42,14 @@ class PubSub {
   void leave(const std::string& channel, std::uint64_t waiter, bool pass_wake);
 
   bool subscribed(const std::string& channel) const;
+
+  // True once the server refused a SUBSCRIBE on this connection (an ACL user
+  // without channel permissions). Waiters on channels that are not
+  // subscribed are then woken every poll_interval() to re-try: their wait is
+  // bounded by that rather than by the lock's TTL, and no reconnect is made
+  // for it (reconnecting would be refused the same way).
+  bool polling() const { return polling_; }
+  std::chrono::milliseconds poll_interval() const { return poll_interval_; }
 
  private:
   struct Waiter {
@@ -61,10 +73,17 @@ class PubSub {
   void wake_next(const std::string& channel);
   void wake_one(const std::string& channel, std::uint64_t waiter);
   void forget_if_idle(const std::string& channel);
+  void refused(const std::string& why);
+  void poll_tick();
 
+  EventLoop& loop_;
+  warden::logger log_;
+  std::chrono::milliseconds poll_interval_;
   Connection connection_;
   std::unordered_map<std::string, Channel> channels_;
   std::uint64_t next_waiter_ = 1;
+  bool polling_ = false;
+  TimerQueue::id poll_timer_ = 0;
 };
 
 }  // namespace warden::detail

@@ -23,8 +23,6 @@ std::string ReadWriteLockCore::wait_channel(thread_id /*owner*/) const { return 
 
 const Script& ReadWriteLockCore::renew_script() const { return scripts::rwlock_renew; }
 
-std::vector<std::string> ReadWriteLockCore::locked_query() const { return {"HGET", name(), "mode"}; }
-
 std::string ReadWriteLockCore::hold_prefix(thread_id owner) const {
   return keys::rwlock_timeout_prefix(name(), client().owner(owner));
 }
@@ -59,7 +57,7 @@ ScriptCall ReadLockCore::resolve_call(thread_id owner, long long expected, milli
           {client().owner(owner), std::to_string(expected), read_unlock_message, tagged()}};
 }
 
-bool ReadLockCore::locked(const Reply& reply) const { return reply.str == "read"; }
+bool ReadLockCore::locked(const Inspection& state) const { return state.mode == "read"; }
 
 // ---- write ----
 
@@ -90,6 +88,6 @@ ScriptCall WriteLockCore::resolve_call(thread_id owner, long long expected, mill
 
 std::string WriteLockCore::owner_field(thread_id owner) const { return client().owner(owner) + ":write"; }
 
-bool WriteLockCore::locked(const Reply& reply) const { return reply.str == "write"; }
+bool WriteLockCore::locked(const Inspection& state) const { return state.mode == "write"; }
 
 }  // namespace warden::detail

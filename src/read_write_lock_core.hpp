@@ -21,7 +21,7 @@ class ReadWriteLockCore : public LockCore {
   std::string wait_channel(thread_id owner) const override;
   const Script& renew_script() const override;
   ScriptCall set_lease_call(thread_id owner, milliseconds lease) const override;
-  std::vector<std::string> locked_query() const override;
+  const char* layout() const override { return "rwlock"; }
 
  protected:
   // "{NAME}:<owner>:rwlock_timeout": prefix of owner's read hold keys.
@@ -44,7 +44,7 @@ class ReadLockCore final : public ReadWriteLockCore {
                           milliseconds latch_ttl) const override;
   ScriptCall force_release_call() const override;
   ScriptCall resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const override;
-  bool locked(const Reply& reply) const override;
+  bool locked(const Inspection& state) const override;
 };
 
 class WriteLockCore final : public ReadWriteLockCore {
@@ -58,7 +58,7 @@ class WriteLockCore final : public ReadWriteLockCore {
   ScriptCall resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const override;
   // "<owner>:write": hold_count() and is_held_by_*() of the write lock.
   std::string owner_field(thread_id owner) const override;
-  bool locked(const Reply& reply) const override;
+  bool locked(const Inspection& state) const override;
 };
 
 }  // namespace warden::detail

@@ -2,6 +2,7 @@
 // tested against plain values.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -50,5 +51,20 @@ struct Response {
   // The command may or may not have taken effect: its reply was lost.
   bool outcome_unknown() const;
 };
+
+// The warden::errc an error reply stands for: WRONGTYPE (from Redis) and
+// WARDEN_WRONG_TYPE (from a script's own check) are errc::wrong_type, NOAUTH
+// is errc::authentication_failed, anything else errc::server_error.
+std::error_code error_reply_code(const Reply& reply);
+
+// Checks that `reply` is of one of the `expected` kinds. Returns {} if so,
+// error_reply_code() for an error reply, and errc::protocol_error for a reply
+// of another kind (a peer answering +OK where a script returns an integer is
+// not the server warden was written for: its answer must not be read as a
+// yes or a no).
+std::error_code reply_problem(const Reply& reply, std::initializer_list<Reply::kind> expected);
+
+// A readable description of `reply`'s problem, for error messages.
+std::string describe_problem(const Reply& reply, std::initializer_list<Reply::kind> expected);
 
 }  // namespace warden::detail

@@ -28,6 +28,8 @@ class ClientCore;
 // errc::shut_down.
 class Client {
  public:
+  // Throws warden::Error (errc::invalid_argument) naming the field when
+  // `config` is outside its documented ranges (Config::validate()).
   explicit Client(Config config = {});
   ~Client();
   Client(const Client&) = delete;
@@ -39,12 +41,14 @@ class Client {
   const Config& config() const noexcept;
 
   // A handle to the re-entrant lock `name` (also its Redis key).
-  // Throws errc::invalid_argument for an empty name.
+  // Throws errc::invalid_argument for an empty name, and for a name that has
+  // no hash tag by Redis's rule but contains '}' (e.g. "{}", "x{}y"): the
+  // lock's other keys could not share its cluster slot.
   Lock get_lock(std::string_view name);
 
   // A handle to the fair lock `name` (also its Redis key): granted in the
   // order owners started waiting (see FairLock). Throws errc::invalid_argument
-  // for an empty name, or when config().fair_lock_wait_timeout is not positive.
+  // for an empty name.
   FairLock get_fair_lock(std::string_view name);
 
   // A handle to the read-write lock `name` (its hash's Redis key).

@@ -17,8 +17,11 @@ enum class log_level { debug, info, warning, error };
 using logger = std::function<void(log_level, std::string_view message)>;
 
 struct Config {
+  // Every field is checked when a Client is constructed (see validate()); the
+  // accepted range is given with each field.
+
   // Server address. A Client may hold connections to several nodes; this is the
-  // one it starts from.
+  // one it starts from. port: 1-65535.
   std::string host = "127.0.0.1";
   std::uint16_t port = 6379;
 
@@ -27,12 +30,13 @@ struct Config {
   std::string username;
   std::string password;
 
-  // Database selected with SELECT after every connect (0 sends nothing).
+  // Database selected with SELECT after every connect (0 sends nothing). >= 0.
   int database = 0;
 
   // Lease of a hold taken without an explicit lease. The watchdog renews such
   // holds every lock_watchdog_timeout / 3, so the lock lives as long as its
   // holder does and at most this long after the holder dies. Redisson's default.
+  // 3 ms to ten years.
   std::chrono::milliseconds lock_watchdog_timeout{30'000};
 
   // FairLock: how long a queued waiter may go unseen before the others treat
@@ -41,29 +45,31 @@ struct Config {
   // every fair_lock_wait_timeout / 3, so a live waiter keeps its place however
   // long it waits, and a dead one holds up the queue at most this long after
   // its last try. Short values are safe for long waits; they cost each waiter
-  // a script call every fair_lock_wait_timeout / 3. Must be positive.
+  // a script call every fair_lock_wait_timeout / 3. 3 ms to ten years.
   // Redisson's default.
   std::chrono::milliseconds fair_lock_wait_timeout{300'000};
 
   // How long one connection attempt (TCP connect plus AUTH/SELECT) may take.
+  // 1 ms to 24 h.
   std::chrono::milliseconds connect_timeout{10'000};
 
   // How long one command may wait for its reply. A call that sends commands
-  // never waits longer than its own wait time plus this.
+  // never waits longer than its own wait time plus this. 1 ms to 24 h.
   std::chrono::milliseconds command_timeout{3'000};
 
   // How many times a command that failed on a connection error is tried again
   // (idempotent commands: resent; a lock acquire: ownership is read back first).
+  // 0 to 1000.
   int retry_attempts = 3;
 
   // Back-off between retries and between reconnect attempts: exponential from
   // retry_backoff_min, capped at retry_backoff_max, each delay drawn with full
-  // jitter from [delay/2, delay].
+  // jitter from [delay/2, delay]. Each 0 to 24 h, min <= max.
   std::chrono::milliseconds retry_backoff_min{50};
   std::chrono::milliseconds retry_backoff_max{2'000};
 
   // An idle connection is probed with PING this often; a probe left unanswered
-  // for as long closes the connection and starts a reconnect.
+  // for as long closes the connection and starts a reconnect. 1 ms to 24 h.
   std::chrono::milliseconds health_check_interval{5'000};
 
   // Receives the Client's diagnostics (connects, reconnects, lost locks).
@@ -71,8 +77,13 @@ struct Config {
   warden::logger logger;
 
   // Parses "redis://[[user]:password@]host[:port][/db]". Throws warden::Error
-  // (errc::invalid_argument) naming the URL when it cannot be parsed.
+  // (errc::invalid_argument) naming the URL, with its password masked, when it
+  // cannot be parsed.
   static Config from_url(std::string_view url);
+
+  // Throws warden::Error (errc::invalid_argument) naming the first field that
+  // is outside its range. Client's constructor calls it.
+  void validate() const;
 };
 
 }  // namespace warden

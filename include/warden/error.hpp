@@ -18,12 +18,15 @@ enum class errc {
   connection_lost,        // the connection dropped while a command was in flight
   connection_refused,     // no connection to the server could be established
   authentication_failed,  // AUTH or SELECT was rejected after connecting
-  server_error,           // Redis answered with an error (e.g. WRONGTYPE on the lock key)
+  server_error,           // Redis answered with an error not listed here (e.g. NOPERM)
   invalid_argument,       // bad input: empty name, non-positive lease, ...
   shut_down,              // the Client was destroyed while the call was pending
   quorum_not_reached,     // a RedLock could not take a majority of its nodes
   would_deadlock,         // a blocking call on the I/O thread, or a read→write upgrade
   cancelled,              // the wait was cancelled through its cancel_token
+  wrong_type,             // the key exists but is not a lock of this kind (a string, a foreign
+                          // hash, another lock kind's keys); nothing was written or deleted
+  protocol_error,         // a reply of a type the command cannot give (not a Redis server?)
 };
 
 // The std::error_category of warden::errc; its name() is "warden".

@@ -90,10 +90,10 @@ TEST_F(BadInput, OwnerIdZeroIsRejected) {
   expect_error(errc::invalid_argument, "owner-zero", [&] { lock.unlock_async(0).get(); });
 }
 
-TEST_F(BadInput, WrongTypeKeyIsAServerError) {
+TEST_F(BadInput, WrongTypeKeyIsATypedError) {
   probe.command({"SET", "a-string", "x"});
   Lock lock = client.get_lock("a-string");
-  expect_error(errc::server_error, "a-string", [&] { lock.try_lock(); });
+  expect_error(errc::wrong_type, "a-string", [&] { lock.try_lock(); });
   EXPECT_EQ(probe.get("a-string"), "x");
 }
 

@@ -209,4 +209,13 @@ TEST(ChannelState, IdleOnlyWhenUnusedAndNothingInFlight) {
   EXPECT_TRUE(channel.idle());
 }
 
+TEST(ChannelState, ARefusedSubscribeLeavesTheChannelUnsubscribedAndFreeable) {
+  ChannelState channel;
+  ASSERT_EQ(channel.want(true), action::subscribe);
+  channel.refused();
+  EXPECT_FALSE(channel.active());
+  EXPECT_EQ(channel.unwant(), action::none);  // nothing to unsubscribe from
+  EXPECT_TRUE(channel.idle());
+}
+
 }  // namespace

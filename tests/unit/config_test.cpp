@@ -1,6 +1,7 @@
 // Config defaults and Config::from_url.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <system_error>
 
@@ -126,14 +127,16 @@ TEST(ConfigFromUrl, Ipv6InBracketsWithoutPort) {
   EXPECT_EQ(config.password, "pw");
 }
 
-// Asserts that `url` is rejected with errc::invalid_argument and a message naming it.
-void expect_rejected(const std::string& url) {
+// Asserts that `url` is rejected with errc::invalid_argument and a message
+// naming it as `shown` (the URL with its password masked).
+void expect_rejected(const std::string& url, std::string shown = {}) {
+  if (shown.empty()) shown = url;
   try {
     (void)Config::from_url(url);
     ADD_FAILURE() << "accepted " << url;
   } catch (const warden::Error& error) {
     EXPECT_EQ(error.code(), warden::errc::invalid_argument) << url;
-    EXPECT_NE(std::string(error.what()).find(url), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find(shown), std::string::npos) << error.what();
   } catch (const std::exception& other) {
     ADD_FAILURE() << url << " threw something other than warden::Error: " << other.what();
   }
@@ -151,7 +154,7 @@ TEST(ConfigFromUrlRejects, NoHost) {
   expect_rejected("redis://");
   expect_rejected("redis://:6379");
   expect_rejected("redis:///0");
-  expect_rejected("redis://pw@");
+  expect_rejected("redis://pw@", "redis://***@");
   expect_rejected("redis://[]:6379");
 }
 
@@ -185,9 +188,62 @@ TEST(ConfigFromUrlRejects, BadIpv6Brackets) {
 }
 
 TEST(ConfigFromUrlRejects, BadPercentEscape) {
-  expect_rejected("redis://:pw%@host");
-  expect_rejected("redis://:pw%4@host");
-  expect_rejected("redis://:pw%zz@host");
+  expect_rejected("redis://:pw%@host", "redis://:***@host");
+  expect_rejected("redis://:pw%4@host", "redis://:***@host");
+  expect_rejected("redis://:pw%zz@host", "redis://:***@host");
+}
+
+TEST(ConfigFromUrlRejects, NeverEchoesThePassword) {
+  for (const char* url : {"redis://user:s3cr3t@host:notaport", "redis://:s3cr3t%zz@host", "redis://s3cr3t@",
+                          "redis://user:s3cr3t@[::1", "redis://user:s3cr3t@host/notadb", "rediss://user:s3cr3t@host"}) {
+    try {
+      (void)Config::from_url(url);
+      ADD_FAILURE() << "accepted " << url;
+    } catch (const warden::Error& error) {
+      EXPECT_EQ(std::string(error.what()).find("s3cr3t"), std::string::npos) << error.what();
+    }
+  }
+}
+
+// Each field outside its documented range is refused by name.
+TEST(ConfigValidate, RefusesEachFieldOutOfRange) {
+  using namespace std::chrono_literals;
+  struct Case {
+    const char* field;
+    void (*spoil)(Config&);
+  };
+  const Case cases[] = {
+      {"port", [](Config& c) { c.port = 0; }},
+      {"database", [](Config& c) { c.database = -1; }},
+      {"lock_watchdog_timeout", [](Config& c) { c.lock_watchdog_timeout = 0ms; }},
+      {"lock_watchdog_timeout", [](Config& c) { c.lock_watchdog_timeout = -1s; }},
+      {"lock_watchdog_timeout", [](Config& c) { c.lock_watchdog_timeout = std::chrono::milliseconds::max(); }},
+      {"fair_lock_wait_timeout", [](Config& c) { c.fair_lock_wait_timeout = 0ms; }},
+      {"fair_lock_wait_timeout", [](Config& c) { c.fair_lock_wait_timeout = std::chrono::milliseconds::max(); }},
+      {"connect_timeout", [](Config& c) { c.connect_timeout = 0ms; }},
+      {"connect_timeout", [](Config& c) { c.connect_timeout = std::chrono::milliseconds::max(); }},
+      {"command_timeout", [](Config& c) { c.command_timeout = -5ms; }},
+      {"command_timeout", [](Config& c) { c.command_timeout = std::chrono::milliseconds::max(); }},
+      {"health_check_interval", [](Config& c) { c.health_check_interval = 0ms; }},
+      {"health_check_interval", [](Config& c) { c.health_check_interval = -1ms; }},
+      {"retry_backoff_min", [](Config& c) { c.retry_backoff_min = -1ms; }},
+      {"retry_backoff_max", [](Config& c) { c.retry_backoff_max = -1ms; }},
+      {"retry_backoff_min", [](Config& c) { c.retry_backoff_min = 3s, c.retry_backoff_max = 1s; }},
+      {"retry_attempts", [](Config& c) { c.retry_attempts = -1; }},
+  };
+  Config{}.validate();
+  for (const auto& entry : cases) {
+    Config config;
+    entry.spoil(config);
+    try {
+      config.validate();
+      ADD_FAILURE() << "accepted a bad " << entry.field;
+    } catch (const warden::Error& error) {
+      EXPECT_EQ(error.code(), warden::errc::invalid_argument) << error.what();
+      EXPECT_NE(std::string(error.what()).find(std::string("Config::") + entry.field), std::string::npos)
+          << error.what();
+    }
+  }
 }
 
 TEST(ConfigFromUrlRejects, ErrorIsASystemErrorInWardenCategory) {

@@ -17,8 +17,6 @@ TEST(KeysPrefixed, WrapsPlainNameInHashTag) {
 TEST(KeysPrefixed, KeepsNameThatCarriesItsOwnHashTag) {
   EXPECT_EQ(keys::prefixed("p", "{orders}:42"), "p:{orders}:42");
   EXPECT_EQ(keys::prefixed("p", "orders:{42}"), "p:orders:{42}");
-  // Any '{' counts, even without a matching '}': Redisson only checks contains("{").
-  EXPECT_EQ(keys::prefixed("p", "half{open"), "p:half{open");
 }
 
 TEST(KeysPrefixed, EmptyName) { EXPECT_EQ(keys::prefixed("p", ""), "p:{}"); }
@@ -31,12 +29,38 @@ TEST(KeysSuffixed, WrapsPlainNameInHashTag) {
 TEST(KeysSuffixed, KeepsNameThatCarriesItsOwnHashTag) {
   EXPECT_EQ(keys::suffixed("{orders}:42", "s"), "{orders}:42:s");
   EXPECT_EQ(keys::suffixed("orders:{42}", "s"), "orders:{42}:s");
-  EXPECT_EQ(keys::suffixed("half{open", "s"), "half{open:s");
+}
+
+TEST(KeysSuffixed, WrapsNameWhoseBraceIsNoHashTag) {
+  // "half{open" has no '}' after its '{': Redis hashes the whole name.
+  EXPECT_EQ(keys::suffixed("half{open", "s"), "{half{open}:s");
+  EXPECT_EQ(keys::prefixed("p", "a{"), "p:{a{}");
+}
+
+// Redis's rule (the text between the first '{' and the first '}' after it,
+// if not empty) for names with unbalanced, empty or several braces: every
+// derived key lands in the name's own slot.
+TEST(KeysPrefixed, OddBracesShareTheNamesSlot) {
+  for (const char* name : {"a{", "}{a}", "{a}{b}", "{{a}", "a{{b}}", "{", "x{y", "orders", "{orders}:1"}) {
+    ASSERT_FALSE(keys::name_problem(name)) << name;
+    auto slot = keys::slot(name);
+    EXPECT_EQ(keys::slot(keys::lock_channel(name)), slot) << name;
+    EXPECT_EQ(keys::slot(keys::fair_queue(name)), slot) << name;
+    EXPECT_EQ(keys::slot(keys::fair_timeouts(name)), slot) << name;
+    EXPECT_EQ(keys::slot(keys::rwlock_channel(name)), slot) << name;
+    EXPECT_EQ(keys::slot(keys::unlock_latch(name, "r")), slot) << name;
+    EXPECT_EQ(keys::slot(keys::rwlock_timeout_prefix(name, "o:1") + ":1"), slot) << name;
+  }
+}
+
+TEST(KeysNameProblem, NamesWhoseSlotNoTagCanReachAreRefused) {
+  // Hashed whole, and a '}' cannot be inside a hash tag.
+  for (const char* name : {"{}", "x{}y", "a}", "}{", "{}{a}"}) EXPECT_TRUE(keys::name_problem(name)) << name;
 }
 
 TEST(KeysPrefixed, SameSlotAsTheNameItDerivesFrom) {
   for (const char* name : {"orders:42", "{orders}:42", "x{tag}y"}) {
-    std::string key = std::string(name).find('{') == std::string::npos ? "{" + std::string(name) + "}" : name;
+    std::string key = name;
     EXPECT_EQ(keys::slot(keys::prefixed("redisson_lock__channel", name)), keys::slot(key)) << name;
     EXPECT_EQ(keys::slot(keys::suffixed(name, "suffix")), keys::slot(key)) << name;
   }

@@ -12,7 +12,8 @@ namespace {
 TEST(KeysTagged, WrapsPlainNameKeepsOwnTag) {
   EXPECT_EQ(keys::tagged("orders"), "{orders}");
   EXPECT_EQ(keys::tagged("{orders}:42"), "{orders}:42");
-  EXPECT_EQ(keys::tagged("half{open"), "half{open");
+  // A '{' without a '}' after it is no hash tag (Redis's rule): wrapped.
+  EXPECT_EQ(keys::tagged("half{open"), "{half{open}");
   // suffixed() is tagged() plus ":<suffix>", which the Lua scripts rely on.
   for (const char* name : {"orders", "{orders}:42", "a:b"}) {
     EXPECT_EQ(keys::suffixed(name, "x"), keys::tagged(name) + ":x") << name;
