@@ -499,12 +499,6 @@ bool CompositeCore::Hold::member_held(std::size_t i) const {
   return std::any_of(levels.begin(), levels.end(), [i](const Level& level) { return level.taken[i]; });
 }
 
-std::size_t CompositeCore::Hold::held_count() const {
-  std::size_t count = 0;
-  for (std::size_t i = 0; !levels.empty() && i < levels.front().taken.size(); ++i) count += member_held(i) ? 1 : 0;
-  return count;
-}
-
 std::optional<Error> CompositeCore::bad_input(thread_id owner, std::optional<milliseconds> wait,
                                              std::optional<milliseconds> lease) const {
   if (owner == 0) return Error(errc::invalid_argument, message("owner thread id 0 is not a thread id warden hands out"));

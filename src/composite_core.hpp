@@ -128,7 +128,6 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
     mutable QuorumValidity validity;
     std::uint64_t check = 0;  // RedLock: tells the current lapse check from stale ones
     bool member_held(std::size_t i) const;
-    std::size_t held_count() const;
   };
 
   // A member's hold by `owner` was found lost on its server. Policy.

@@ -100,6 +100,11 @@ std::size_t QuorumValidity::counted_count() const {
   return static_cast<std::size_t>(std::count_if(bounds_.begin(), bounds_.end(), [](auto& b) { return b.has_value(); }));
 }
 
+std::size_t QuorumValidity::valid_at(clock::time_point t) const {
+  return static_cast<std::size_t>(
+      std::count_if(bounds_.begin(), bounds_.end(), [t](auto& b) { return b.has_value() && *b > t; }));
+}
+
 clock::time_point QuorumValidity::valid_until() const {
   if (lost_) return clock::time_point::min();
   std::vector<clock::time_point> held;

@@ -107,6 +107,8 @@ class QuorumValidity {
   bool lost() const { return lost_; }
   bool counted(std::size_t node) const { return node < bounds_.size() && bounds_[node].has_value(); }
   std::size_t counted_count() const;
+  // How many counted nodes are confirmed valid past `t`.
+  std::size_t valid_at(clock::time_point t) const;
   std::size_t size() const { return bounds_.size(); }
   // The quorum-th latest bound of the counted nodes, which may have passed;
   // time_point::min() once lost or while fewer than a quorum count.

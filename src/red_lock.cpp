@@ -126,8 +126,8 @@ class RedCore final : public CompositeCore {
       hold->validity.node_lost(i, now);
       if (hold->validity.lost()) {
         lost = LockLost{event.lock_name, owner, event.cause,
-                        message(fmt::format("lost: fewer than {} of {} nodes are confirmed valid ({} held); {} lost: {}",
-                                            quorum(), size(), hold->validity.counted_count(), describe(i),
+                        message(fmt::format("lost: {} of {} nodes confirmed valid, {} needed; {} lost: {}",
+                                            hold->validity.valid_at(now), size(), quorum(), describe(i),
                                             event.message))};
         hold->lost = true;
         dropped = drop_members(*hold);

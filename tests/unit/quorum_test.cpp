@@ -217,6 +217,8 @@ TEST(QuorumValidity, AHolderStoppedPastItsLeaseIsLostAndNeverTakenBack) {
   const auto resumed = t0 + 5s;  // stopped from t0 + 310 ms to here
   v.node_lost(0, resumed);
   EXPECT_TRUE(v.lost());
+  EXPECT_EQ(v.counted_count(), 2u);  // still taken as far as the holder knows...
+  EXPECT_EQ(v.valid_at(resumed), 0u);  // ...but none vouches for anything now
   EXPECT_FALSE(v.confirmed(0, resumed + 2ms, resumed + lease - drift)) << "re-take of node 0";
   v.node_lost(1, resumed + 3ms);
   EXPECT_FALSE(v.confirmed(1, resumed + 4ms, resumed + lease - drift)) << "re-take of node 1";
