@@ -710,7 +710,8 @@ std::future<void> CompositeCore::release(thread_id owner) {
   if (lapse) {
     // The listeners hear of it on an I/O thread, as of any other loss.
     auto lock = member(0);
-    run_on(lock, [self, event = *lapse] { self->fire_lost(event); }, [self, event = *lapse] { self->fire_lost(event); });
+    auto fire = [self, event = *lapse] { self->fire_lost(event); };
+    run_on(lock, fire, fire);
   }
   if (!waiting) {
     release_members(owner, taken, was_lost, promise);
