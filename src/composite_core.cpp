@@ -499,12 +499,6 @@ bool CompositeCore::Hold::member_held(std::size_t i) const {
   return std::any_of(levels.begin(), levels.end(), [i](const Level& level) { return level.taken[i]; });
 }
 
-std::size_t CompositeCore::Hold::held_count() const {
-  std::size_t count = 0;
-  for (std::size_t i = 0; !levels.empty() && i < levels.front().taken.size(); ++i) count += member_held(i) ? 1 : 0;
-  return count;
-}
-
 std::optional<Error> CompositeCore::bad_input(thread_id owner, std::optional<milliseconds> wait,
                                              std::optional<milliseconds> lease) const {
   if (owner == 0) return Error(errc::invalid_argument, message("owner thread id 0 is not a thread id warden hands out"));
@@ -565,12 +559,40 @@ std::uint64_t CompositeCore::keep(thread_id owner, const std::vector<bool>& take
   }
   auto id = next_level_++;
   hold.levels.push_back(Hold::Level{id, taken, owed});
-  hold.lost = !holds_enough(hold);
+  kept(owner, hold, fresh);
   return id;
+}
+
+void CompositeCore::kept(thread_id, Hold& hold, bool) { hold.lost = !holds_enough(hold); }
+
+std::vector<int> CompositeCore::drop_members(Hold& hold) {
+  std::vector<int> counts(hold.levels.empty() ? 0 : hold.levels.front().taken.size());
+  for (auto& level : hold.levels) {
+    for (std::size_t i = 0; i < level.taken.size() && i < counts.size(); ++i) {
+      counts[i] += level.taken[i] ? 1 : 0;
+      level.taken[i] = false;
+    }
+  }
+  return counts;
+}
+
+void CompositeCore::release_dropped(thread_id owner, const std::vector<int>& counts) const {
+  for (std::size_t i = 0; i < counts.size() && i < size(); ++i) {
+    if (counts[i] == 0) continue;
+    auto lock = member(i);
+    auto times = counts[i];
+    run_on(
+        lock,
+        [lock, owner, times] {
+          for (int n = 0; n < times; ++n) release_unwanted(lock, owner);
+        },
+        [] {});
+  }
 }
 
 void CompositeCore::late_answer(thread_id owner, std::uint64_t level, std::size_t member, bool acquired) {
   bool unwanted = acquired;
+  bool lost = false;
   std::function<void(std::vector<bool>)> release;
   std::vector<bool> taken;
   {
@@ -583,10 +605,12 @@ void CompositeCore::late_answer(thread_id owner, std::uint64_t level, std::size_
       for (auto& l : it->second.levels) {
         if (l.id == level) found = &l;
       }
+      lost = it->second.lost;
     }
     if (found != nullptr) {
       found->owed[member] = false;
-      if (acquired && !found->taken[member]) {
+      // A hold that is lost takes nothing more: it has let go of its members.
+      if (acquired && !found->taken[member] && !lost) {
         found->taken[member] = true;
         unwanted = false;
       }
@@ -648,6 +672,7 @@ std::future<void> CompositeCore::release(thread_id owner) {
   std::vector<std::uint64_t> tokens;
   bool waiting = false;
   bool was_lost = false;
+  std::optional<LockLost> lapse;
   {
     std::lock_guard<std::mutex> guard(mutex_);
     auto it = holds_.find(owner);
@@ -655,6 +680,10 @@ std::future<void> CompositeCore::release(thread_id owner) {
       return failed_future<void>(errc::not_owner, message(fmt::format("not held by thread {}", owner)));
     }
     Hold& hold = it->second;
+    if (!hold.lost) {
+      lapse = lapsed(hold, owner);
+      hold.lost = lapse.has_value();
+    }
     Hold::Level level = std::move(hold.levels.back());
     hold.levels.pop_back();
     was_lost = hold.lost;
@@ -678,6 +707,12 @@ std::future<void> CompositeCore::release(thread_id owner) {
     }
   }
   remove_listeners(tokens);
+  if (lapse) {
+    // The listeners hear of it on an I/O thread, as of any other loss.
+    auto lock = member(0);
+    auto fire = [self, event = *lapse] { self->fire_lost(event); };
+    run_on(lock, fire, fire);
+  }
   if (!waiting) {
     release_members(owner, taken, was_lost, promise);
     return future;

@@ -123,19 +123,35 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
     std::optional<milliseconds> lease;     // of the first level; nullopt: watchdog mode
     bool lost = false;                     // the lost callback fired for this hold
     std::vector<bool> retaking;            // RedLock: a re-take of the member is under way
+    // RedLock: what the nodes confirmed, fed lazily from their watchdogs
+    // whenever the hold is judged (a query included, hence mutable).
+    mutable QuorumValidity validity;
+    std::uint64_t check = 0;  // RedLock: tells the current lapse check from stale ones
     bool member_held(std::size_t i) const;
-    std::size_t held_count() const;
   };
 
   // A member's hold by `owner` was found lost on its server. Policy.
   virtual void member_lost(thread_id owner, std::uint64_t generation, std::size_t member, const LockLost& event) = 0;
   // Whether a hold with these levels counts as held (not lost). Policy.
   virtual bool holds_enough(const Hold& hold) const = 0;
+  // A round added a level to `hold` (`fresh`: it is the hold's first). By
+  // default the hold is lost unless holds_enough. Called under mutex_.
+  virtual void kept(thread_id owner, Hold& hold, bool fresh);
+  // Before an unlock takes a level off a hold not known to be lost: the loss
+  // event, should the hold turn out lost already (the unlock reports it and
+  // the listeners hear of it). Called under mutex_.
+  virtual std::optional<LockLost> lapsed(const Hold&, thread_id) const { return std::nullopt; }
   // valid_until of a hold. Policy. Called under mutex_.
   virtual clock::time_point hold_valid_until(const Hold& hold, thread_id owner) const = 0;
 
   // Runs the user's lost callback (outside mutex_).
   void fire_lost(const LockLost& event) const;
+  // A hold found lost lets go of every member it still has, so that nothing
+  // is renewed for it any more: takes them off its levels (under mutex_) and
+  // returns how many holds to release on each member.
+  static std::vector<int> drop_members(Hold& hold);
+  // Releases them (outside mutex_); failures are logged.
+  void release_dropped(thread_id owner, const std::vector<int>& counts) const;
   // "'a' on s1: cause; 'b' on s2: cause" for the given per-member causes.
   std::string per_member(const std::vector<std::string>& causes) const;
 

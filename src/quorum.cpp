@@ -65,4 +65,53 @@ quorum_answer quorum_of_answers(std::size_t nodes, std::size_t confirmed, std::s
   return quorum_answer::unknown;
 }
 
+QuorumValidity::QuorumValidity(std::size_t nodes) : bounds_(nodes) {}
+
+void QuorumValidity::acquired(std::size_t node, clock::time_point until) {
+  if (lost_ || node >= bounds_.size()) return;
+  bounds_[node] = std::max(bounds_[node].value_or(until), until);
+}
+
+bool QuorumValidity::confirmed(std::size_t node, clock::time_point at, clock::time_point until) {
+  advance(at);
+  if (lost_ || node >= bounds_.size()) return false;
+  // Not lost at `at`: the other nodes alone are a majority valid past `at`
+  // when this one is not counted, so no other owner can have held the lock
+  // since this node's hold went missing.
+  bounds_[node] = std::max(bounds_[node].value_or(until), until);
+  return true;
+}
+
+void QuorumValidity::node_lost(std::size_t node, clock::time_point at) {
+  if (node < bounds_.size()) bounds_[node].reset();
+  advance(at);
+}
+
+void QuorumValidity::advance(clock::time_point now) {
+  if (lost_) return;
+  std::vector<clock::time_point> held;
+  for (auto& bound : bounds_) {
+    if (bound) held.push_back(*bound);
+  }
+  if (quorum_valid_until(std::move(held), quorum_of(bounds_.size())) <= now) lost_ = true;
+}
+
+std::size_t QuorumValidity::counted_count() const {
+  return static_cast<std::size_t>(std::count_if(bounds_.begin(), bounds_.end(), [](auto& b) { return b.has_value(); }));
+}
+
+std::size_t QuorumValidity::valid_at(clock::time_point t) const {
+  return static_cast<std::size_t>(
+      std::count_if(bounds_.begin(), bounds_.end(), [t](auto& b) { return b.has_value() && *b > t; }));
+}
+
+clock::time_point QuorumValidity::valid_until() const {
+  if (lost_) return clock::time_point::min();
+  std::vector<clock::time_point> held;
+  for (auto& bound : bounds_) {
+    if (bound) held.push_back(*bound);
+  }
+  return quorum_valid_until(std::move(held), quorum_of(bounds_.size()));
+}
+
 }  // namespace warden::detail

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "timer_queue.hpp"
@@ -74,5 +75,48 @@ clock::time_point quorum_valid_until(std::vector<clock::time_point> held_until, 
 // every failed node would have (false). Unknown: the failed nodes decide it.
 enum class quorum_answer { yes, no, unknown };
 quorum_answer quorum_of_answers(std::size_t nodes, std::size_t confirmed, std::size_t failed);
+
+// The validity of one RedLock hold, judged from what each node confirmed
+// rather than from which nodes are believed taken. A node's bound is the
+// local time up to which its hold is known valid: when its last confirmed
+// acquire or renewal was sent, plus the lease, minus the drift. The hold is
+// valid up to the quorum-th latest bound of the nodes it counts; once that
+// time has come, the hold is lost for good: nothing confirmed afterwards
+// (a renewal that answers late, a re-take) brings it back, since another
+// owner may have held a majority in between. Events carry the time they
+// happened and are fed in that order per node.
+class QuorumValidity {
+ public:
+  explicit QuorumValidity(std::size_t nodes = 0);
+
+  // The acquire round that made the hold took `node`, valid up to `until`.
+  void acquired(std::size_t node, clock::time_point until);
+  // At `at`, `node` confirmed its hold valid up to `until` (a renewal, an
+  // answer of the round that came after it was settled, or a re-take). A
+  // node already counted keeps the later bound; one not counted (lost, or
+  // not taken by the round) is counted from now on. Nothing counts once the
+  // hold is lost, and the hold is judged at `at` first. Returns whether the
+  // confirmation counted.
+  bool confirmed(std::size_t node, clock::time_point at, clock::time_point until);
+  // At `at`, `node`'s hold was found gone (key deleted, expired, restarted
+  // empty, another owner). It no longer counts, whatever it confirmed.
+  void node_lost(std::size_t node, clock::time_point at);
+  // Time has reached `now`: the hold is lost once its bound is not after it.
+  void advance(clock::time_point now);
+
+  bool lost() const { return lost_; }
+  bool counted(std::size_t node) const { return node < bounds_.size() && bounds_[node].has_value(); }
+  std::size_t counted_count() const;
+  // How many counted nodes are confirmed valid past `t`.
+  std::size_t valid_at(clock::time_point t) const;
+  std::size_t size() const { return bounds_.size(); }
+  // The quorum-th latest bound of the counted nodes, which may have passed;
+  // time_point::min() once lost or while fewer than a quorum count.
+  clock::time_point valid_until() const;
+
+ private:
+  std::vector<std::optional<clock::time_point>> bounds_;  // nullopt: not counted
+  bool lost_ = false;
+};
 
 }  // namespace warden::detail

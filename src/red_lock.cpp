@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <set>
+#include <map>
+#include <string>
+#include <string_view>
 
 #include "client_core.hpp"
 #include "composite_core.hpp"
@@ -69,7 +71,8 @@ class RedCore final : public CompositeCore {
       causes[answer.member] = answer.cause;
       if (answer.error == errc::lease_expired || answer.error == errc::not_owner) ++gone;
     }
-    if (released >= quorum()) return std::nullopt;
+    // A hold found lost stays lost, whatever its unlock finds.
+    if (released >= quorum() && !was_lost) return std::nullopt;
     bool lost = was_lost || gone > size() - quorum();
     auto what = fmt::format("unlock confirmed by {} of {} nodes, {} needed{}: {}", released, size(), quorum(),
                             lost ? " (the lock had been lost)" : " (the keys left expire with their lease)",
@@ -100,44 +103,78 @@ class RedCore final : public CompositeCore {
   }
 
  protected:
-  // A node's hold is gone from its server. While a majority still holds the
-  // lock, a watchdog-mode hold takes the node back (a node restarted empty gets
-  // the key again); once fewer than a majority hold it, the lock is lost.
+  // A node's hold is gone from its server. While a majority is still
+  // confirmed valid, a watchdog-mode hold takes the node back (a node
+  // restarted empty gets the key again); once it is not, the lock is lost for
+  // good, and the nodes it still has are let go.
   void member_lost(thread_id owner, std::uint64_t generation, std::size_t i, const LockLost& event) override {
     std::optional<LockLost> lost;
+    std::vector<int> dropped;
     bool retake = false;
     {
       std::lock_guard<std::mutex> guard(mutex_);
       Hold* hold = find(owner, generation);
       if (hold == nullptr || !hold->member_held(i)) return;
-      // The key vanished with every level's count on that node.
+      if (hold->lost) {
+        for (auto& level : hold->levels) level.taken[i] = false;
+        return;
+      }
+      // Confirmations before this loss count; what the node vouched for does not.
+      auto now = clock::now();
+      refresh(*hold, owner, now);
       for (auto& level : hold->levels) level.taken[i] = false;
-      if (hold->lost) return;
-      if (hold->held_count() < quorum()) {
-        hold->lost = true;
+      hold->validity.node_lost(i, now);
+      if (hold->validity.lost()) {
         lost = LockLost{event.lock_name, owner, event.cause,
-                        message(fmt::format("lost: held by {} of {} nodes, {} needed; {} lost: {}", hold->held_count(),
-                                            size(), quorum(), describe(i), event.message))};
-      } else if (!hold->lease && !hold->retaking[i]) {
-        hold->retaking[i] = true;
-        retake = true;
+                        message(fmt::format("lost: {} of {} nodes confirmed valid, {} needed; {} lost: {}",
+                                            hold->validity.valid_at(now), size(), quorum(), describe(i),
+                                            event.message))};
+        hold->lost = true;
+        dropped = drop_members(*hold);
+      } else {
+        watch(owner, *hold);  // the majority may now end earlier
+        if (!hold->lease && !hold->retaking[i]) {
+          hold->retaking[i] = true;
+          retake = true;
+        }
       }
     }
-    if (lost) fire_lost(*lost);
+    if (lost) {
+      release_dropped(owner, dropped);
+      fire_lost(*lost);
+    }
     if (retake) take_back(owner, generation, i);
   }
 
-  bool holds_enough(const Hold& hold) const override { return hold.held_count() >= quorum(); }
+  bool holds_enough(const Hold& hold) const override { return !hold.validity.lost(); }
+
+  void kept(thread_id owner, Hold& hold, bool fresh) override {
+    auto now = clock::now();
+    if (fresh) {
+      hold.validity = QuorumValidity(size());
+      for (std::size_t i = 0; i < size(); ++i) {
+        if (!hold.member_held(i)) continue;
+        auto seen = member(i)->client().watchdog().confirmed(*member(i), owner);
+        if (seen.at == clock::time_point::min()) continue;
+        hold.validity.acquired(i, seen.valid_until - clock_drift(member_lease(i, hold.lease)));
+      }
+      hold.validity.advance(now);
+      hold.lost = hold.validity.lost();
+    } else {
+      refresh(hold, owner, now);
+    }
+    watch(owner, hold);
+  }
+
+  std::optional<LockLost> lapsed(const Hold& hold, thread_id owner) const override {
+    refresh(hold, owner, clock::now());
+    if (!hold.validity.lost()) return std::nullopt;
+    return lapse_event(owner);
+  }
 
   clock::time_point hold_valid_until(const Hold& hold, thread_id owner) const override {
-    std::vector<clock::time_point> bounds;
-    for (std::size_t i = 0; i < size(); ++i) {
-      if (!hold.member_held(i)) continue;
-      auto bound = member(i)->client().watchdog().valid_until(*member(i), owner);
-      if (bound == clock::time_point::min()) continue;
-      bounds.push_back(bound - clock_drift(member_lease(i, hold.lease)));
-    }
-    return quorum_valid_until(std::move(bounds), quorum());
+    refresh(hold, owner, clock::now());
+    return hold.validity.valid_until();
   }
 
  private:
@@ -151,6 +188,71 @@ class RedCore final : public CompositeCore {
     auto it = holds_.find(owner);
     if (it == holds_.end() || it->second.generation != generation) return nullptr;
     return &it->second;
+  }
+
+  // Feeds what the nodes' watchdogs confirmed (acquires, renewals, re-takes)
+  // into the hold's validity in the order it arrived, then judges the hold at
+  // `now`. Under mutex_.
+  void refresh(const Hold& hold, thread_id owner, clock::time_point now) const {
+    struct seen {
+      clock::time_point at;
+      clock::time_point until;
+      std::size_t node;
+    };
+    std::vector<seen> confirmations;
+    for (std::size_t i = 0; i < size(); ++i) {
+      if (!hold.member_held(i)) continue;
+      auto c = member(i)->client().watchdog().confirmed(*member(i), owner);
+      if (c.at == clock::time_point::min()) continue;
+      confirmations.push_back(seen{c.at, c.valid_until - clock_drift(member_lease(i, hold.lease)), i});
+    }
+    std::sort(confirmations.begin(), confirmations.end(), [](auto& a, auto& b) { return a.at < b.at; });
+    for (auto& c : confirmations) hold.validity.confirmed(c.node, c.at, c.until);
+    hold.validity.advance(now);
+  }
+
+  LockLost lapse_event(thread_id owner) const {
+    return LockLost{member(0)->name(), owner, make_error_code(errc::lease_expired),
+                    message(fmt::format("lost: no majority of the nodes ({} of {}) was confirmed valid any more "
+                                        "(renewals missing or late)",
+                                        quorum(), size()))};
+  }
+
+  // Checks the hold again when its majority's validity runs out, unless
+  // renewals have moved it on by then: a hold whose nodes stop answering is
+  // reported lost at that time, not once each node's own loss is noticed.
+  // Under mutex_.
+  void watch(thread_id owner, Hold& hold) {
+    if (hold.lost) return;
+    auto deadline = hold.validity.valid_until();
+    if (deadline == clock::time_point::min()) return;
+    auto check = ++hold.check;
+    auto generation = hold.generation;
+    auto delay = std::chrono::ceil<milliseconds>(deadline - clock::now()) + milliseconds{1};
+    std::weak_ptr<CompositeCore> weak = shared_from_this();
+    schedule_on(
+        member(0)->client(), std::max(delay, milliseconds{1}),
+        [weak, owner, generation, check] {
+          if (auto core = std::static_pointer_cast<RedCore>(weak.lock())) core->check_lapse(owner, generation, check);
+        },
+        [] {});
+  }
+
+  void check_lapse(thread_id owner, std::uint64_t generation, std::uint64_t check) {
+    std::optional<LockLost> lost;
+    std::vector<int> dropped;
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      Hold* hold = find(owner, generation);
+      if (hold == nullptr || hold->lost || hold->check != check) return;
+      refresh(*hold, owner, clock::now());
+      if (!hold->validity.lost()) return watch(owner, *hold);
+      hold->lost = true;
+      lost = lapse_event(owner);
+      dropped = drop_members(*hold);
+    }
+    release_dropped(owner, dropped);
+    fire_lost(*lost);
   }
 
   void take_back(thread_id owner, std::uint64_t generation, std::size_t i) {
@@ -185,8 +287,12 @@ class RedCore final : public CompositeCore {
         unwanted = acquired;  // the hold ended meanwhile
       } else if (acquired) {
         hold->retaking[i] = false;
-        // One count on the node again: the first level releases it.
-        if (hold->member_held(i)) {
+        // One count on the node again: the first level releases it. It counts
+        // only if the other nodes still vouched for a majority when it answered.
+        auto seen = member->client().watchdog().confirmed(*member, owner);
+        refresh(*hold, owner, seen.at);
+        if (hold->member_held(i) || hold->lost || seen.at == clock::time_point::min() ||
+            !hold->validity.confirmed(i, seen.at, seen.valid_until - clock_drift(member_lease(i, hold->lease)))) {
           unwanted = true;
         } else {
           hold->levels.front().taken[i] = true;
@@ -225,7 +331,8 @@ class RedCore final : public CompositeCore {
       std::lock_guard<std::mutex> guard(mutex_);
       Hold* hold = find(owner, generation);
       if (hold == nullptr) return;
-      if (hold->lost || hold->member_held(i)) {
+      refresh(*hold, owner, clock::now());
+      if (hold->lost || hold->validity.lost() || hold->member_held(i)) {
         hold->retaking[i] = false;
         return;
       }
@@ -234,6 +341,13 @@ class RedCore final : public CompositeCore {
   }
 };
 
+// "HOST:PORT" with the names of this machine's loopback spelled one way.
+std::string same_host(std::string server) {
+  constexpr std::string_view localhost = "localhost:";
+  if (server.compare(0, localhost.size(), localhost) == 0) server.replace(0, localhost.size() - 1, "127.0.0.1");
+  return server;
+}
+
 std::vector<Lock> checked_members(std::vector<Lock> members) {
   if (members.size() < 3) {
     throw Error(errc::invalid_argument,
@@ -241,14 +355,18 @@ std::vector<Lock> checked_members(std::vector<Lock> members) {
                             "tolerates no failure",
                             members.size()));
   }
-  std::set<const LockCore*> seen;
+  // A quorum counts servers: two members on one server (one Client twice, or
+  // two Clients of one address, whatever their database) fail together.
+  std::map<std::string, std::string> servers;  // server → the member's name
   for (auto& lock : members) {
     if (!lock.core()) throw Error(errc::invalid_argument, "warden: red lock: a member is an empty (moved-from) Lock");
-    if (!seen.insert(lock.core().get()).second) {
+    auto server = same_host(lock.core()->node().server());
+    auto [it, fresh] = servers.emplace(server, lock.name());
+    if (!fresh) {
       throw Error(errc::invalid_argument,
-                  fmt::format("warden: red lock: lock '{}' of one client is listed twice; each node must be a "
-                              "different server",
-                              lock.name()));
+                  fmt::format("warden: red lock: locks '{}' and '{}' are both on {}; each node must be a different "
+                              "server",
+                              it->second, lock.name(), lock.core()->node().server()));
     }
   }
   return members;

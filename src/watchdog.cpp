@@ -34,6 +34,7 @@ void Watchdog::acquired(const std::shared_ptr<LockCore>& lock, thread_id owner,
     hold.releasing = false;
     // Every acquire re-sets the key's TTL to its own lease.
     hold.valid_until = sent + lease_ms;
+    hold.confirmed_at = clock::now();
     arm_expiry(which, hold);
   }
   if (!lease) schedule(client_.config().lock_watchdog_timeout / 3);
@@ -89,6 +90,7 @@ void Watchdog::leased(const LockCore& lock, thread_id owner, std::chrono::millis
   Hold& hold = it->second;
   std::fill(hold.renewed.begin(), hold.renewed.end(), false);
   hold.valid_until = sent + lease;
+  hold.confirmed_at = clock::now();
   arm_expiry(it->first, hold);
 }
 
@@ -118,6 +120,13 @@ clock::time_point Watchdog::valid_until(const LockCore& lock, thread_id owner) c
   std::lock_guard<std::mutex> guard(mutex_);
   auto it = holds_.find({&lock, owner});
   return it == holds_.end() ? clock::time_point::min() : it->second.valid_until;
+}
+
+Watchdog::confirmation Watchdog::confirmed(const LockCore& lock, thread_id owner) const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto it = holds_.find({&lock, owner});
+  if (it == holds_.end()) return {};
+  return {it->second.valid_until, it->second.confirmed_at};
 }
 
 void Watchdog::stop() {
@@ -224,6 +233,7 @@ void Watchdog::renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, 
       if (!error && i < results.size()) {
         if (results[i] == 1) {
           hold.valid_until = std::max(hold.valid_until, sent + lease);
+          hold.confirmed_at = now;
         } else {
           lost.emplace_back(batch[i].first, "it was gone or had another owner at renewal");
         }

@@ -55,6 +55,14 @@ class Watchdog {
 
   // Any thread.
   clock::time_point valid_until(const LockCore& lock, thread_id owner) const;
+  // valid_until and when the server last confirmed it (the acquire's or the
+  // renewal's reply arrived): RedLock judges its nodes' confirmations in the
+  // order they happened. {min, min} when not held.
+  struct confirmation {
+    clock::time_point valid_until = clock::time_point::min();
+    clock::time_point at = clock::time_point::min();
+  };
+  confirmation confirmed(const LockCore& lock, thread_id owner) const;
 
   void stop();
 
@@ -63,6 +71,7 @@ class Watchdog {
     std::shared_ptr<LockCore> lock;
     std::vector<bool> renewed;  // one entry per re-entrant hold: watchdog mode?
     clock::time_point valid_until{};
+    clock::time_point confirmed_at{};
     std::uint64_t epoch = 0;
     bool releasing = false;
     bool renewing = false;  // a renewal of it is in flight

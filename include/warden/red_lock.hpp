@@ -42,9 +42,12 @@ class CompositeCore;
 // round is repeated after a jittered back-off while wait time is left.
 //
 // Without a lease, each node's hold is renewed by its Client's watchdog. A node
-// that loses the key (restarted empty, key deleted or expired) while a
-// majority still holds it is taken again; when fewer than a majority hold it,
-// the lost-lock callback fires.
+// that loses the key (restarted empty, key deleted or expired) is taken again
+// while the other nodes still confirm a majority valid, and counts only if they
+// still do when the re-take answers. Once a majority's confirmed validity has
+// run out (see valid_until()), the hold is lost for good: the lost-lock
+// callback fires once, the nodes still held are released (no more renewals),
+// nothing is taken back, and unlock() reports errc::lease_expired.
 //
 // Ownership, re-entry, handles, thread safety, Lockable and would_deadlock: as
 // for MultiLock. The RedLock's own back-off timers run on the I/O thread of
@@ -54,7 +57,9 @@ class RedLock : public detail::timed_lockable<RedLock> {
   using milliseconds = std::chrono::milliseconds;
 
   // Throws warden::Error (errc::invalid_argument) for fewer than 3 members or
-  // a lock listed twice; nothing is sent to Redis.
+  // two members on one server (one Client twice, or two Clients of one
+  // host:port whatever their database; "localhost" is 127.0.0.1); nothing is
+  // sent to Redis.
   RedLock(std::initializer_list<Lock> members);
   explicit RedLock(std::vector<Lock> members);
 
@@ -85,8 +90,9 @@ class RedLock : public detail::timed_lockable<RedLock> {
   // connected node had not answered yet, unlock first waits for its answer (at
   // most its time budget), so that no key is left behind on it; a node that
   // answers later still is released then. Succeeds when a majority confirmed the
-  // release; otherwise
-  // throws errc::lease_expired (the lock had been lost) or
+  // release and the hold was not lost; otherwise
+  // throws errc::lease_expired (the lock had been lost, also when the
+  // lost-lock callback fired before) or
   // errc::quorum_not_reached (nodes could not be reached; their keys expire
   // with their lease), listing every node's cause. Throws errc::not_owner,
   // without sending anything, when the calling thread holds nothing through
@@ -102,14 +108,18 @@ class RedLock : public detail::timed_lockable<RedLock> {
   // bounds, each being when its last confirmed acquire or renewal was sent plus
   // its lease minus the drift. Right after an acquire this is the round's start
   // plus lease minus drift, i.e. the end of the round plus the validity time.
-  // time_point::min() when nothing is held or the majority was lost.
+  // It only moves forward while a majority stays confirmed: once it has
+  // passed, the hold is lost and never comes back. time_point::min() when
+  // nothing is held or the hold was lost.
   std::chrono::steady_clock::time_point valid_until() const;
   std::chrono::steady_clock::time_point valid_until(thread_id owner) const;
 
-  // Called once per hold when fewer than a majority of nodes still hold it.
-  // Runs on the I/O thread of the node whose loss broke the majority; it must
-  // not block. LockLost::lock_name names that node's lock; message lists the
-  // nodes. Replaces the previous callback.
+  // Called once per hold when a majority of nodes is no longer confirmed
+  // valid: a node's loss left too few, or the majority's validity ran out
+  // (renewals failed or came too late, the process was stopped). Runs on the
+  // I/O thread of the node whose loss broke the majority, or of the first
+  // member's Client; it must not block. LockLost::lock_name names that node's
+  // lock; message says why. Replaces the previous callback.
   void on_lost(std::function<void(const LockLost&)> callback);
 
   // Asynchronous twins, as for MultiLock.

@@ -1,10 +1,14 @@
 // RedLock over 3, 4 and 5 independent redis-server processes.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 
+#include "client_core.hpp"
+#include "lock_core.hpp"
 #include "redis_probe.hpp"
 #include "test_env.hpp"
 
@@ -57,6 +61,48 @@ struct Side {
 };
 
 void short_watchdog(Config& config) { config.lock_watchdog_timeout = 300ms; }
+
+// Stops the I/O thread of `member`'s Client until resume(), as a stopped
+// process (SIGSTOP) would be: its timers, renewals and replies wait, while the
+// servers go on expiring keys.
+class Stall {
+ public:
+  explicit Stall(const Lock& member) {
+    auto started = std::make_shared<std::promise<void>>();
+    auto running = started->get_future();
+    member.core()->client().post([started, gate = go_.get_future().share()] {
+      started->set_value();
+      gate.wait();
+    });
+    running.wait();
+  }
+  ~Stall() { resume(); }
+  Stall(const Stall&) = delete;
+  Stall& operator=(const Stall&) = delete;
+  void resume() {
+    if (resumed_) return;
+    resumed_ = true;
+    go_.set_value();
+  }
+
+ private:
+  std::promise<void> go_;
+  bool resumed_ = false;
+};
+
+// Stalls every member's Client, each on its own thread as in one process.
+std::vector<std::unique_ptr<Stall>> stall_all(const RedLock& lock) {
+  std::vector<std::unique_ptr<Stall>> stalls;
+  for (auto& member : lock.members()) stalls.push_back(std::make_unique<Stall>(member));
+  return stalls;
+}
+
+bool every_member_valid(const RedLock& lock) {
+  for (auto& member : lock.members()) {
+    if (member.valid_until() <= std::chrono::steady_clock::now()) return false;
+  }
+  return true;
+}
 
 // Runs `call`, which must throw warden::Error; returns it.
 template <class Call>
@@ -365,12 +411,13 @@ TEST(RedLock, LosingTheMajorityFiresTheCallback) {
     EXPECT_EQ(seen[0].lock_name, "usurped");
     EXPECT_EQ(seen[0].owner, current_thread_id());
     EXPECT_EQ(seen[0].cause, errc::lease_expired);
-    EXPECT_NE(seen[0].message.find("held by 1 of 3 nodes, 2 needed"), std::string::npos) << seen[0].message;
+    EXPECT_NE(seen[0].message.find("1 of 3 nodes confirmed valid, 2 needed"), std::string::npos) << seen[0].message;
   }
   EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point::min());
   Error error = expect_error([&] { lock.unlock(); });
   EXPECT_EQ(error.code(), errc::lease_expired) << error.what();
-  EXPECT_FALSE(nodes.probe(2).exists("usurped"));
+  // A lost hold lets go of the node it still had, without waiting for unlock().
+  EXPECT_TRUE(eventually([&] { return !nodes.probe(2).exists("usurped"); }));
   for (int i : {0, 1}) {
     EXPECT_EQ(nodes.probe(i).hgetall("usurped"), (std::map<std::string, std::string>{{"someone-else:1", "1"}}));
   }
@@ -384,6 +431,109 @@ TEST(RedLock, FewerThanThreeNodesOrADuplicateIsRefused) {
   EXPECT_NE(std::string(two.what()).find("at least 3"), std::string::npos) << two.what();
   Error twice = expect_error([&] { RedLock lock{mine.plain(0, "few"), mine.plain(0, "few"), mine.plain(1, "few")}; });
   EXPECT_EQ(twice.code(), errc::invalid_argument);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(nodes.probe(i).command_calls("evalsha") + nodes.probe(i).command_calls("eval"), 0);
+  }
+}
+
+// A holder stopped past its lease while another owner took the lock and let
+// it go: when it resumes, each node's loss is reported on its own. The first
+// one already finds no majority confirmed valid, so the hold is lost for good:
+// the callback fires once, nothing is taken back, and unlock reports the loss.
+TEST(RedLock, AHolderStoppedPastItsLeaseIsLostAndNeverTakenBack) {
+  Nodes nodes(3);
+  Side mine(nodes, [](Config& config) { config.lock_watchdog_timeout = 600ms; });
+  Side theirs(nodes);
+  RedLock lock = mine.red_lock("stopped");
+  RedLock rival = theirs.red_lock("stopped");
+  std::atomic<int> calls{0};
+  Event lost;
+  lock.on_lost([&](const LockLost&) {
+    ++calls;
+    lost.set();
+  });
+  lock.lock();
+  ASSERT_TRUE(eventually([&] { return every_member_valid(lock); }));
+  {
+    auto stalls = stall_all(lock);
+    // The servers let the keys expire while their holder is stopped.
+    ASSERT_TRUE(eventually([&] { return nodes.with_key("stopped") == 0; }));
+    ASSERT_TRUE(rival.try_lock()) << "another owner takes the lock meanwhile";
+    rival.unlock();
+    // It resumes one node at a time, so that each loss is reported while the
+    // other nodes are still taken as far as this process knows.
+    stalls[0]->resume();
+    EXPECT_TRUE(lost.wait_for(3s)) << "no lost-lock callback after the first node resumed";
+    stalls[1]->resume();
+    stalls[2]->resume();
+  }
+  EXPECT_LT(lock.valid_until(), std::chrono::steady_clock::now());
+  // Time is the subject here: two leases later, still nothing was taken back.
+  std::this_thread::sleep_for(1200ms);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(nodes.probe(i).hgetall("stopped").count(mine.field(i)), 0u) << "node " << i << " was taken back";
+  }
+  EXPECT_LT(lock.valid_until(), std::chrono::steady_clock::now());
+  EXPECT_EQ(calls.load(), 1);
+  Error error = expect_error([&] { lock.unlock(); });
+  EXPECT_EQ(error.code(), errc::lease_expired) << error.what();
+  EXPECT_EQ(nodes.with_key("stopped"), 0);
+  EXPECT_EQ(calls.load(), 1);
+}
+
+// The same stop, with the other owner still holding the lock when the stopped
+// holder resumes: it keeps the lock on every node, and the stale holder
+// learns of its loss from the callback, valid_until() and unlock().
+TEST(RedLock, AnOwnerThatTookTheLockFromAStoppedHolderKeepsIt) {
+  Nodes nodes(3);
+  Side mine(nodes, [](Config& config) { config.lock_watchdog_timeout = 600ms; });
+  Side theirs(nodes);
+  RedLock lock = mine.red_lock("taken-over");
+  RedLock rival = theirs.red_lock("taken-over");
+  Event lost;
+  lock.on_lost([&](const LockLost&) { lost.set(); });
+  lock.lock();
+  ASSERT_TRUE(eventually([&] { return every_member_valid(lock); }));
+  {
+    auto stalls = stall_all(lock);
+    ASSERT_TRUE(eventually([&] { return nodes.with_key("taken-over") == 0; }));
+    ASSERT_TRUE(rival.try_lock());
+    ASSERT_TRUE(eventually([&] { return nodes.with_key("taken-over") == 3; }));
+  }
+  ASSERT_TRUE(lost.wait_for(3s)) << "no lost-lock callback";
+  EXPECT_LT(lock.valid_until(), std::chrono::steady_clock::now());
+  Error error = expect_error([&] { lock.unlock(); });
+  EXPECT_EQ(error.code(), errc::lease_expired) << error.what();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(nodes.probe(i).hgetall("taken-over"), (std::map<std::string, std::string>{{theirs.field(i), "1"}}))
+        << i;
+  }
+  EXPECT_GT(rival.valid_until(), std::chrono::steady_clock::now());
+  rival.unlock();
+  EXPECT_EQ(nodes.with_key("taken-over"), 0);
+}
+
+// A quorum counts servers: members that share one fail together.
+TEST(RedLock, MembersOnOneServerAreRefused) {
+  Nodes nodes(2);
+  Side mine(nodes);
+  Client again{fast_config(nodes.server(0))};
+  auto refused = [&](std::initializer_list<Lock> members) {
+    Error error = expect_error([&] { RedLock lock(members); });
+    EXPECT_EQ(error.code(), errc::invalid_argument) << error.what();
+    EXPECT_NE(std::string(error.what()).find("127.0.0.1:" + nodes.port(0)), std::string::npos) << error.what();
+  };
+  // One Client twice, under two names.
+  refused({mine.plain(0, "a"), mine.plain(0, "b"), mine.plain(1, "a")});
+  // Two Clients of one address.
+  refused({mine.plain(0, "a"), again.get_lock("a"), mine.plain(1, "a")});
+  // ... also when one spells the address "localhost".
+  Config local = fast_config(nodes.server(0));
+  local.host = "localhost";
+  Client spelled{local};
+  refused({spelled.get_lock("a"), mine.plain(0, "a"), mine.plain(1, "a")});
+  // A MultiLock is no quorum: it takes any members.
+  EXPECT_NO_THROW((MultiLock{mine.plain(0, "a"), again.get_lock("b"), mine.plain(1, "a")}));
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(nodes.probe(i).command_calls("evalsha") + nodes.probe(i).command_calls("eval"), 0);
   }

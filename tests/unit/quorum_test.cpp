@@ -131,4 +131,144 @@ TEST(Quorum, AnswersAreKnownOnlyWhenTheFailedNodesCannotChangeThem) {
   EXPECT_EQ(quorum_of_answers(5, 3, 2), quorum_answer::yes);
 }
 
+
+namespace validity_events {
+
+using warden::detail::clock;
+using warden::detail::QuorumValidity;
+
+const clock::time_point t0 = clock::time_point{} + std::chrono::hours(1);
+constexpr milliseconds lease = 900ms;
+constexpr milliseconds drift = 11ms;  // clock_drift(900 ms)
+
+// A hold of `nodes` nodes, each taken by the round that started at t0.
+QuorumValidity taken_at_t0(std::size_t nodes) {
+  QuorumValidity v(nodes);
+  for (std::size_t i = 0; i < nodes; ++i) v.acquired(i, t0 + lease - drift);
+  return v;
+}
+
+TEST(QuorumValidity, IsTheQuorumThLatestConfirmedBound) {
+  QuorumValidity v(3);
+  v.acquired(0, t0 + 500ms);
+  v.acquired(1, t0 + 700ms);
+  EXPECT_EQ(v.valid_until(), t0 + 500ms);  // only two counted: both are needed
+  v.acquired(2, t0 + 600ms);
+  EXPECT_EQ(v.valid_until(), t0 + 600ms);
+  EXPECT_EQ(v.counted_count(), 3u);
+  EXPECT_FALSE(v.lost());
+}
+
+TEST(QuorumValidity, RenewalsOfAMajorityMoveItForward) {
+  auto v = taken_at_t0(3);
+  EXPECT_TRUE(v.confirmed(0, t0 + 300ms, t0 + 300ms + lease - drift));
+  // One node alone vouches for nothing more: the majority still ends at the
+  // round's bound.
+  EXPECT_EQ(v.valid_until(), t0 + lease - drift);
+  EXPECT_TRUE(v.confirmed(2, t0 + 310ms, t0 + 305ms + lease - drift));
+  EXPECT_EQ(v.valid_until(), t0 + 300ms + lease - drift);  // the second latest of three
+  // An older confirmation never moves a bound back.
+  EXPECT_TRUE(v.confirmed(0, t0 + 320ms, t0 + 100ms));
+  EXPECT_EQ(v.valid_until(), t0 + 300ms + lease - drift);
+}
+
+TEST(QuorumValidity, TimePassingTheMajorityBoundIsALoss) {
+  auto v = taken_at_t0(3);
+  v.advance(t0 + lease - drift - 1ms);
+  EXPECT_FALSE(v.lost());
+  v.advance(t0 + lease - drift);
+  EXPECT_TRUE(v.lost());
+  EXPECT_EQ(v.valid_until(), clock::time_point::min());
+}
+
+TEST(QuorumValidity, OneNodeLostWhileTheOthersAreValidKeepsTheHold) {
+  auto v = taken_at_t0(3);
+  v.node_lost(1, t0 + 200ms);
+  EXPECT_FALSE(v.lost());
+  EXPECT_FALSE(v.counted(1));
+  EXPECT_EQ(v.valid_until(), t0 + lease - drift);
+  // Its re-take answers while the other two still confirm a majority.
+  EXPECT_TRUE(v.confirmed(1, t0 + 250ms, t0 + 220ms + lease - drift));
+  EXPECT_TRUE(v.counted(1));
+  // The re-taken node extends nothing on its own: a majority must confirm.
+  EXPECT_EQ(v.valid_until(), t0 + lease - drift);
+  EXPECT_TRUE(v.confirmed(0, t0 + 300ms, t0 + 290ms + lease - drift));
+  EXPECT_EQ(v.valid_until(), t0 + 220ms + lease - drift);
+}
+
+TEST(QuorumValidity, LosingTheSecondOfThreeNodesIsALoss) {
+  auto v = taken_at_t0(3);
+  v.node_lost(0, t0 + 100ms);
+  EXPECT_FALSE(v.lost());
+  v.node_lost(2, t0 + 150ms);
+  EXPECT_TRUE(v.lost());
+  EXPECT_EQ(v.valid_until(), clock::time_point::min());
+}
+
+// A holder stopped (SIGSTOP) past its lease: every node's bound lapses
+// together; when it resumes the losses are reported one at a time and each
+// re-take answers in between. The first loss already finds no majority valid:
+// the hold is lost, and nothing taken afterwards counts.
+TEST(QuorumValidity, AHolderStoppedPastItsLeaseIsLostAndNeverTakenBack) {
+  auto v = taken_at_t0(3);
+  v.confirmed(0, t0 + 300ms, t0 + 300ms + lease - drift);
+  v.confirmed(1, t0 + 301ms, t0 + 300ms + lease - drift);
+  v.confirmed(2, t0 + 302ms, t0 + 300ms + lease - drift);
+  const auto resumed = t0 + 5s;  // stopped from t0 + 310 ms to here
+  v.node_lost(0, resumed);
+  EXPECT_TRUE(v.lost());
+  EXPECT_EQ(v.counted_count(), 2u);  // still taken as far as the holder knows...
+  EXPECT_EQ(v.valid_at(resumed), 0u);  // ...but none vouches for anything now
+  EXPECT_FALSE(v.confirmed(0, resumed + 2ms, resumed + lease - drift)) << "re-take of node 0";
+  v.node_lost(1, resumed + 3ms);
+  EXPECT_FALSE(v.confirmed(1, resumed + 4ms, resumed + lease - drift)) << "re-take of node 1";
+  EXPECT_FALSE(v.confirmed(2, resumed + 5ms, resumed + lease - drift)) << "a late renewal of node 2";
+  EXPECT_TRUE(v.lost());
+  EXPECT_EQ(v.valid_until(), clock::time_point::min());
+  EXPECT_FALSE(v.counted(0));
+  EXPECT_FALSE(v.counted(1));
+}
+
+// The same stop, but a renewal sent before it answers only after the
+// majority lapsed: it does not bring the hold back, whatever it vouches for.
+TEST(QuorumValidity, AConfirmationAfterTheMajorityLapsedDoesNotReviveIt) {
+  auto v = taken_at_t0(3);
+  EXPECT_FALSE(v.confirmed(0, t0 + lease, t0 + 2 * lease));
+  EXPECT_TRUE(v.lost());
+  EXPECT_FALSE(v.confirmed(1, t0 + lease, t0 + 2 * lease));
+  EXPECT_EQ(v.valid_until(), clock::time_point::min());
+}
+
+TEST(QuorumValidity, AReTakeAfterTheOthersLapsedDoesNotCount) {
+  auto v = taken_at_t0(3);
+  v.node_lost(0, t0 + 100ms);
+  // Nodes 1 and 2 were not renewed: by the time the re-take answers, they
+  // vouch for nothing, and another owner may have held the lock.
+  EXPECT_FALSE(v.confirmed(0, t0 + lease, t0 + 100ms + lease - drift));
+  EXPECT_TRUE(v.lost());
+}
+
+TEST(QuorumValidity, FiveNodesTolerateTwoLosses) {
+  auto v = taken_at_t0(5);
+  v.node_lost(0, t0 + 10ms);
+  v.node_lost(1, t0 + 20ms);
+  EXPECT_FALSE(v.lost());
+  EXPECT_EQ(v.counted_count(), 3u);
+  v.node_lost(4, t0 + 30ms);
+  EXPECT_TRUE(v.lost());
+}
+
+TEST(QuorumValidity, ANodeTheRoundDidNotTakeCountsOnceItConfirmsInTime) {
+  QuorumValidity v(3);
+  v.acquired(0, t0 + lease - drift);
+  v.acquired(1, t0 + lease - drift);
+  // Node 2 answered the round after it was settled.
+  EXPECT_TRUE(v.confirmed(2, t0 + 50ms, t0 + lease - drift));
+  EXPECT_EQ(v.counted_count(), 3u);
+  v.node_lost(0, t0 + 60ms);
+  EXPECT_FALSE(v.lost());
+}
+
+}  // namespace validity_events
+
 }  // namespace
