@@ -22,6 +22,26 @@ end
 if ARGV[5] == '1' then
   return 1
 end
+-- The longest TTL among the read holds that remain (this reader's hold
+-- number `count` is the one going), read before any write.
+local longest = -2
+local fields = redis.call('hgetall', KEYS[1])
+for i = 1, #fields, 2 do
+  local field, n = fields[i], tonumber(fields[i + 1])
+  if field ~= 'mode' and n ~= nil and string.sub(field, -6) ~= ':write' then
+    for k = 1, n do
+      if field ~= ARGV[1] or k ~= count then
+        longest = math.max(longest, redis.call('pttl', ARGV[4] .. ':' .. field .. ':rwlock_timeout:' .. k))
+      end
+    end
+  end
+end
+local mode = redis.call('hget', KEYS[1], 'mode')
+
+-- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
+if mode ~= 'write' and longest <= 0 then
+  redis.call('publish', KEYS[2], ARGV[3])
+end
 if count > 1 then
   redis.call('hincrby', KEYS[1], ARGV[1], -1)
 else
@@ -30,17 +50,6 @@ end
 redis.call('del', KEYS[3] .. ':' .. count)
 
 -- As a release: the hash lives as long as the longest read hold left.
-local longest = -2
-local fields = redis.call('hgetall', KEYS[1])
-for i = 1, #fields, 2 do
-  local field, n = fields[i], tonumber(fields[i + 1])
-  if field ~= 'mode' and n ~= nil and string.sub(field, -6) ~= ':write' then
-    for k = 1, n do
-      longest = math.max(longest, redis.call('pttl', ARGV[4] .. ':' .. field .. ':rwlock_timeout:' .. k))
-    end
-  end
-end
-local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == 'write' then
   if longest > 0 then
     redis.call('pexpire', KEYS[1], math.max(longest, redis.call('pttl', KEYS[1])))
@@ -49,6 +58,5 @@ elseif longest > 0 then
   redis.call('pexpire', KEYS[1], longest)
 else
   redis.call('del', KEYS[1])
-  redis.call('publish', KEYS[2], ARGV[3])
 end
 return 1

@@ -28,23 +28,25 @@ if count > 1 then
   redis.call('pexpire', KEYS[1], math.max(ttl, tonumber(ARGV[3])))
   return 1
 end
-redis.call('hdel', KEYS[1], ARGV[1])
--- As the last write release: the writer's own read holds keep the lock read-locked.
+-- As the last write release: the writer's own read holds keep the lock
+-- read-locked. Read before any write.
 local longest = -2
 local fields = redis.call('hgetall', KEYS[1])
 for i = 1, #fields, 2 do
   local field, n = fields[i], tonumber(fields[i + 1])
-  if field ~= 'mode' and n ~= nil then
+  if field ~= 'mode' and field ~= ARGV[1] and n ~= nil then
     for k = 1, n do
       longest = math.max(longest, redis.call('pttl', ARGV[5] .. ':' .. field .. ':rwlock_timeout:' .. k))
     end
   end
 end
+-- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
+redis.call('publish', KEYS[2], ARGV[4])
+redis.call('hdel', KEYS[1], ARGV[1])
 if longest > 0 then
   redis.call('hset', KEYS[1], 'mode', 'read')
   redis.call('pexpire', KEYS[1], longest)
 else
   redis.call('del', KEYS[1])
 end
-redis.call('publish', KEYS[2], ARGV[4])
 return 1
