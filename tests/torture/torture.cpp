@@ -4,7 +4,7 @@
 //
 // KIND: lock, fair, rwlock, redlock, or control (the negative control: the
 // workers skip the lock, and the run passes only if the checker sees them
-// overlap). SECONDS defaults to $WARDEN_TORTURE_SECONDS, else 10. When
+// overlap). SECONDS defaults to $WARDEN_TORTURE_SECONDS, else 12. When
 // $WARDEN_TORTURE_KINDS is set (comma-separated) and does not name KIND, the
 // run is skipped (exit code 77).
 //
@@ -260,11 +260,11 @@ void controller::fault_stop_holder() {
   process.kill(SIGSTOP);
   bool still_holding = false;
   for (int t = 0; t < thread_count; ++t) still_holding |= slots_[chosen * thread_count + t].load() == 1;
-  std::this_thread::sleep_for(watchdog + 1000ms);
+  std::this_thread::sleep_for(watchdog + 600ms);
   process.kill(SIGCONT);
   stops_[process.pid()].push_back({start, monotonic_ns()});
   note(start, still_holding ? "sigstop_holder" : "sigstop_idle",
-       "pid " + std::to_string(process.pid()) + " for " + std::to_string((watchdog + 1000ms).count()) + " ms");
+       "pid " + std::to_string(process.pid()) + " for " + std::to_string((watchdog + 600ms).count()) + " ms");
 }
 
 void controller::fault_kill_worker() {
@@ -301,7 +301,7 @@ void controller::inject_faults(std::int64_t until) {
       failures_.push_back(std::string("fault injection failed: ") + error.what());
       return;
     }
-    std::this_thread::sleep_for(milliseconds{std::uniform_int_distribution<long>(300, 800)(random_)});
+    std::this_thread::sleep_for(milliseconds{std::uniform_int_distribution<long>(200, 500)(random_)});
   }
 }
 
@@ -496,6 +496,11 @@ int controller::analyse() {
   std::cout << "\n  faults injected:";
   if (fault_counts.empty()) std::cout << " none";
   for (auto& [name, n] : fault_counts) std::cout << " " << name << " " << n;
+  for (const char* name : {"server_restart", "client_kill", "client_pause", "debug_sleep", "sigstop", "kill_worker"}) {
+    bool seen = false;
+    for (auto& [injected, n] : fault_counts) seen |= injected.rfind(name, 0) == 0;
+    if (!seen && !control_) std::cout << " (" << name << " not reached: a longer run covers it)";
+  }
   std::cout << "\n  overlaps among valid holders: " << valid_overlaps << (control_ ? " (must be > 0)" : " (must be 0)")
             << "\n  overlaps where a holder was already invalid (allowed): " << invalid_overlaps << "\n";
   std::cout << "  calls (max duration over the wait; bound command_timeout " << command_timeout.count()
@@ -544,8 +549,8 @@ int controller::run() {
   if (!control_) {
     // Faults from the first second on, none in the calm tail: a fair waiter
     // killed late is dropped only after fair_wait, by another attempt.
-    std::int64_t calm = (fair_wait + 1500ms).count() * 1'000'000;
-    std::this_thread::sleep_for(1s);
+    std::int64_t calm = (fair_wait + 500ms).count() * 1'000'000;
+    std::this_thread::sleep_for(500ms);
     inject_faults(std::max(start, end_ns_ - calm));
   }
   wait_for_workers();
@@ -570,7 +575,7 @@ int main(int argc, char** argv) {
       return 77;
     }
   }
-  long seconds = argc == 3 ? std::atol(argv[2]) : env_long("WARDEN_TORTURE_SECONDS", 10);
+  long seconds = argc == 3 ? std::atol(argv[2]) : env_long("WARDEN_TORTURE_SECONDS", 12);
   if (kind == "control") seconds = std::min(seconds, 4L);
   if (seconds < 5 && kind != "control") seconds = 5;
   try {
