@@ -242,7 +242,13 @@ int main(int argc, char** argv) {
               write_valid = !locked || steady::now() < lock.valid_until();
             }
           }
-          std::this_thread::sleep_for(milliseconds{uniform(1, 10)});
+          // The rest of the work, in steps, and now and then a long one: a
+          // holder stopped and resumed mid-section goes on working for a while,
+          // time for its client to react to what happened meanwhile before the
+          // section's validity is read at its end.
+          const bool long_section = uniform(0, 9) == 0;
+          for (int step = 0, steps = long_section ? 6 : uniform(1, 3); step < steps; ++step)
+            std::this_thread::sleep_for(milliseconds{long_section ? uniform(20, 40) : uniform(1, 6)});
           std::int64_t exit = monotonic_ns();
           steady::time_point valid_until = locked ? lock.valid_until() : steady::time_point::max();
           my_slot.store(0);
