@@ -29,7 +29,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,7 +36,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <dirent.h>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -510,12 +508,13 @@ int controller::analyse() {
     for (auto& [result, n] : by_result) std::cout << " " << result << " " << n;
     std::cout << "\n";
   }
-  std::cout << "  counters:\n" << counters.str();
+  std::cout << "  counters" << (control_ ? " (must lose updates)" : "") << ":\n" << counters.str();
   std::cout << "  keys left: " << keys_left_ << "\n";
   std::cout << "  workers started " << workers_.size() << ", unexpected exits " << unexpected_exits_ << "\n";
 
   if (control_) {
     if (valid_overlaps == 0) failures_.push_back("negative control: the checker saw no overlap between unlocked workers");
+    if (lost_updates <= 0) failures_.push_back("negative control: the counters lost no update without the lock");
     if (sections_.empty()) failures_.push_back("negative control: no sections recorded");
   } else if (completed.empty()) {
     failures_.push_back("no critical section completed: the run proves nothing");
