@@ -127,6 +127,7 @@ class controller {
   int analyse();
   std::int64_t stopped_during(long pid, std::int64_t start, std::int64_t end) const;
   void print_faults_near(std::int64_t from, std::int64_t to) const;
+  void print_calls_before(const section& s) const;
   RedisServer& random_server() { return *servers_[pick(servers_.size())]; }
   std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(random_); }
 
@@ -387,6 +388,17 @@ void controller::print_faults_near(std::int64_t from, std::int64_t to) const {
   }
 }
 
+// The calls the holder's thread made in the seconds before the section: an
+// earlier acquire that failed or timed out is often part of the story.
+void controller::print_calls_before(const section& s) const {
+  const std::int64_t from = s.enter - (watchdog + 2s).count() * 1'000'000;
+  for (const auto& c : calls_) {
+    if (c.pid != s.pid || c.thread != s.thread || c.end < from || c.start > s.exit) continue;
+    std::cout << "        pid " << s.pid << " thread " << s.thread << ": " << c.name << "(" << c.wait_ms << " ms) "
+              << ms_of(c.start) << ".." << ms_of(c.end) << " ms: " << c.result << "\n";
+  }
+}
+
 std::string describe(const section& s) {
   std::ostringstream out;
   out << "pid " << s.pid << " thread " << s.thread << " " << s.mode << " [" << ms_of(s.enter) << ", "
@@ -412,7 +424,10 @@ int controller::analyse() {
           if (++valid_overlaps <= (control_ ? 2 : 10)) {
             std::cout << (control_ ? "caught (expected without a lock): " : "VIOLATION: ")
                       << "two valid holders of torture:" << lock << " overlap\n"
-                      << "      " << describe(a) << "\n      " << describe(b) << "\n";
+                      << "      " << describe(a) << "\n";
+            if (!control_) print_calls_before(a);
+            std::cout << "      " << describe(b) << "\n";
+            if (!control_) print_calls_before(b);
             print_faults_near(a.enter - (watchdog + 2s).count() * 1'000'000, std::max(a.exit, b.exit));
           }
         } else {
