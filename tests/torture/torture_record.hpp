@@ -9,7 +9,8 @@
 //   S lock mode enter exit valid_until wrote write_valid pid thread
 //       A critical section. mode: x (exclusive), r (reader), w (writer).
 //       valid_until: what valid_until() said right after `exit` was read
-//       (0 for time_point::min()). wrote: the section wrote the counter;
+//       (0 for time_point::min(); INT64_MAX when no lock was taken, in the
+//       negative control). wrote: the section wrote the counter;
 //       write_valid: valid_until() still covered the end of that write.
 //   I lock pid thread
 //       About to write the counter (so that a write by a worker killed
