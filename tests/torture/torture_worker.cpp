@@ -1,0 +1,282 @@
+// warden-torture-worker: one contending process of the torture test.
+//
+//   warden-torture-worker KIND MODE URLS RUN_DIR SLOT THREADS END_NS LOCKS
+//                         WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED
+//
+// KIND: lock | fair | rwlock | redlock. MODE: locked, or unlocked for the
+// negative control (the same sections with no lock taken, reported valid).
+// URLS: comma-separated redis:// URLs (three for redlock, one otherwise).
+// THREADS threads each loop until END_NS (CLOCK_MONOTONIC): pick one of LOCKS
+// locks, try to take it, and inside the section read the lock's counter file,
+// sleep, and write it back plus one if the hold is still valid. Every section
+// and every blocking call is appended to RUN_DIR/worker-<pid>.rec (see
+// torture_record.hpp); warden's log goes to RUN_DIR/worker-<pid>.log.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <warden/red_lock.hpp>
+#include <warden/warden.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "torture_record.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+using steady = std::chrono::steady_clock;
+using warden::torture::monotonic_ns;
+
+// Appends whole lines to one file; a line is one write(), so concurrent
+// threads never interleave within a line and a kill leaves no half line.
+class record_file {
+ public:
+  explicit record_file(const std::string& path)
+      : fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) throw std::runtime_error("cannot open " + path);
+  }
+  ~record_file() { ::close(fd_); }
+  void line(const std::string& text) const {
+    std::string whole = text + "\n";
+    // A short write of a few dozen bytes to a regular file does not happen
+    // short of a full disk; nothing useful to do about it here.
+    [[maybe_unused]] auto written = ::write(fd_, whole.data(), whole.size());
+  }
+
+ private:
+  int fd_;
+};
+
+std::int64_t to_ns(steady::time_point t) {
+  if (t == steady::time_point::min()) return 0;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+std::string error_name(const std::exception& error) {
+  std::string name = "exception";
+  if (auto* system = dynamic_cast<const std::system_error*>(&error)) name = system->code().message();
+  std::replace(name.begin(), name.end(), ' ', '_');
+  return name;
+}
+
+// One lock as the loop sees it, whatever its kind.
+struct target {
+  std::function<bool(milliseconds wait)> try_for;
+  std::function<void()> unlock;
+  std::function<steady::time_point()> valid_until;
+};
+
+std::vector<std::string> split(const std::string& text, char by) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, by);) parts.push_back(part);
+  return parts;
+}
+
+// The counter of one lock: a little-endian int64 at offset 0 of a file in the
+// run directory, read and written with pread/pwrite (no locking of its own).
+std::int64_t read_counter(int fd) {
+  std::int64_t value = 0;
+  if (::pread(fd, &value, sizeof value, 0) != static_cast<ssize_t>(sizeof value)) value = 0;
+  return value;
+}
+
+void write_counter(int fd, std::int64_t value) {
+  [[maybe_unused]] auto written = ::pwrite(fd, &value, sizeof value, 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 13) {
+    std::cerr << "usage: warden-torture-worker KIND MODE URLS RUN_DIR SLOT THREADS END_NS LOCKS "
+                 "WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED\n";
+    return 2;
+  }
+  const std::string kind = argv[1];
+  const bool locked = std::string(argv[2]) == "locked";
+  const auto urls = split(argv[3], ',');
+  const std::string run_dir = argv[4];
+  const int slot = std::atoi(argv[5]);
+  const int threads = std::atoi(argv[6]);
+  const std::int64_t end_ns = std::atoll(argv[7]);
+  const int lock_count = std::atoi(argv[8]);
+  const milliseconds watchdog{std::atoll(argv[9])};
+  const milliseconds command_timeout{std::atoll(argv[10])};
+  const milliseconds fair_wait{std::atoll(argv[11])};
+  const unsigned seed = static_cast<unsigned>(std::atoll(argv[12]));
+
+  const std::string pid = std::to_string(::getpid());
+  record_file records(run_dir + "/worker-" + pid + ".rec");
+  auto log = std::make_shared<record_file>(run_dir + "/worker-" + pid + ".log");
+
+  // The slots the controller looks at to find a holder to stop.
+  int slot_fd = ::open((run_dir + "/slots").c_str(), O_RDWR | O_CLOEXEC);
+  void* mapped = slot_fd < 0 ? MAP_FAILED
+                             : ::mmap(nullptr, warden::torture::max_slots * sizeof(int), PROT_READ | PROT_WRITE,
+                                      MAP_SHARED, slot_fd, 0);
+  if (mapped == MAP_FAILED) {
+    std::cerr << "worker: cannot map the slot file\n";
+    return 2;
+  }
+  auto* slots = static_cast<std::atomic<int>*>(mapped);
+
+  std::vector<int> counter_fds;
+  for (int i = 0; i < lock_count; ++i) {
+    std::string path = run_dir + "/counter-" + std::to_string(i);
+    counter_fds.push_back(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  }
+
+  std::vector<std::unique_ptr<warden::Client>> clients;
+  for (const auto& url : urls) {
+    auto config = warden::Config::from_url(url);
+    config.lock_watchdog_timeout = watchdog;
+    config.command_timeout = command_timeout;
+    config.connect_timeout = command_timeout;
+    config.fair_lock_wait_timeout = fair_wait;
+    config.retry_backoff_max = 200ms;
+    config.health_check_interval = 1s;
+    config.logger = [log](warden::log_level level, std::string_view message) {
+      if (level < warden::log_level::warning) return;
+      log->line(std::to_string(monotonic_ns()) + " " + std::string(message));
+    };
+    clients.push_back(std::make_unique<warden::Client>(config));
+  }
+
+  std::atomic<int> crashed_threads{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      std::mt19937 random(seed * 7919u + static_cast<unsigned>(t));
+      const std::string who = pid + " " + std::to_string(t);
+      std::atomic<int>& my_slot = slots[slot * threads + t];
+      my_slot.store(0);
+      auto uniform = [&](int low, int high) { return std::uniform_int_distribution<int>(low, high)(random); };
+      // Each thread builds its own handles (handles are thread-safe, but this
+      // keeps the members of a RedLock per thread as a user would).
+      std::vector<warden::Lock> plain, readers, writers;
+      std::vector<std::unique_ptr<warden::RedLock>> red;
+      for (int i = 0; i < lock_count; ++i) {
+        std::string name = "torture:" + std::to_string(i);
+        if (kind == "lock") plain.push_back(clients[0]->get_lock(name));
+        if (kind == "fair") plain.push_back(clients[0]->get_fair_lock(name));
+        if (kind == "rwlock") {
+          auto rw = clients[0]->get_read_write_lock(name);
+          readers.push_back(rw.read_lock());
+          writers.push_back(rw.write_lock());
+        }
+        if (kind == "redlock") {
+          std::vector<warden::Lock> members;
+          for (auto& client : clients) members.push_back(client->get_lock(name));
+          red.push_back(std::make_unique<warden::RedLock>(std::move(members)));
+        }
+      }
+      try {
+        while (monotonic_ns() < end_ns) {
+          int index = uniform(0, lock_count - 1);
+          char mode = 'x';
+          target lock;
+          if (kind == "rwlock") {
+            mode = uniform(0, 9) < 6 ? 'r' : 'w';
+            warden::Lock& half = mode == 'r' ? readers[index] : writers[index];
+            lock = {[&half](milliseconds wait) { return half.try_lock_for(wait); },
+                    [&half] { half.unlock(); }, [&half] { return half.valid_until(); }};
+          } else if (kind == "redlock") {
+            warden::RedLock& whole = *red[index];
+            lock = {[&whole](milliseconds wait) { return whole.try_lock_for(wait); },
+                    [&whole] { whole.unlock(); }, [&whole] { return whole.valid_until(); }};
+          } else {
+            warden::Lock& one = plain[index];
+            lock = {[&one](milliseconds wait) { return one.try_lock_for(wait); },
+                    [&one] { one.unlock(); }, [&one] { return one.valid_until(); }};
+          }
+
+          // Acquire: a zero wait (one attempt) now and then, else a short wait.
+          milliseconds wait{uniform(0, 4) == 0 ? 0 : uniform(100, 1500)};
+          bool acquired = true;
+          if (locked) {
+            std::string result = "ok";
+            std::int64_t start = monotonic_ns();
+            try {
+              acquired = lock.try_for(wait);
+              if (!acquired) result = "no";
+            } catch (const std::exception& error) {
+              acquired = false;
+              result = error_name(error);
+              log->line(std::to_string(monotonic_ns()) + " try_lock_for: " + error.what());
+            }
+            records.line("C " + std::string(wait.count() == 0 ? "try_lock" : "try_lock_for") + " " +
+                         std::to_string(start) + " " + std::to_string(monotonic_ns()) + " " +
+                         std::to_string(wait.count()) + " " + result + " " + who);
+            if (!acquired) continue;
+          }
+
+          // The critical section. Its recorded interval lies inside the hold:
+          // it starts after the acquire returned and ends before unlock().
+          my_slot.store(1);
+          std::int64_t enter = monotonic_ns();
+          bool wrote = false, write_valid = false;
+          if (mode != 'r') {
+            std::int64_t value = read_counter(counter_fds[index]);
+            std::this_thread::sleep_for(milliseconds{uniform(1, 6)});
+            // Check validity before the write with room to spare, as a careful
+            // user would; a holder stopped right here is caught by write_valid.
+            if (!locked || steady::now() + 20ms < lock.valid_until()) {
+              records.line("I " + std::to_string(index) + " " + who);
+              write_counter(counter_fds[index], value + 1);
+              wrote = true;
+              write_valid = !locked || steady::now() < lock.valid_until();
+            }
+          }
+          // The rest of the work, in steps, and now and then a long one: a
+          // holder stopped and resumed mid-section goes on working for a while,
+          // time for its client to react to what happened meanwhile before the
+          // section's validity is read at its end.
+          const bool long_section = uniform(0, 9) == 0;
+          for (int step = 0, steps = long_section ? 6 : uniform(1, 3); step < steps; ++step)
+            std::this_thread::sleep_for(milliseconds{long_section ? uniform(20, 40) : uniform(1, 6)});
+          std::int64_t exit = monotonic_ns();
+          steady::time_point valid_until = locked ? lock.valid_until() : steady::time_point::max();
+          my_slot.store(0);
+          records.line("S " + std::to_string(index) + " " + mode + " " + std::to_string(enter) + " " +
+                       std::to_string(exit) + " " +
+                       std::to_string(locked ? to_ns(valid_until) : std::numeric_limits<std::int64_t>::max()) + " " +
+                       (wrote ? "1" : "0") + " " + (write_valid ? "1" : "0") + " " + who);
+
+          if (locked) {
+            std::string result = "ok";
+            std::int64_t start = monotonic_ns();
+            try {
+              lock.unlock();
+            } catch (const std::exception& error) {
+              result = error_name(error);
+              log->line(std::to_string(monotonic_ns()) + " unlock: " + error.what());
+            }
+            records.line("C unlock " + std::to_string(start) + " " + std::to_string(monotonic_ns()) +
+                         " 0 " + result + " " + who);
+          }
+          if (!locked) std::this_thread::sleep_for(milliseconds{uniform(0, 2)});
+        }
+      } catch (const std::exception& error) {
+        log->line(std::to_string(monotonic_ns()) + " thread " + std::to_string(t) + " died: " + error.what());
+        ++crashed_threads;
+      }
+    });
+  }
+  for (auto& worker : workers) worker.join();
+  return crashed_threads == 0 ? 0 : 1;
+}
