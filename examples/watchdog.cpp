@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
     std::mutex mutex;
     std::condition_variable lost_cv;
     bool lost = false;
-    lock.on_lost([&](const warden::LockLost& event) {
+    auto watch = lock.subscribe_lost([&](const warden::LockLost& event) {
       std::lock_guard<std::mutex> guard(mutex);
       std::cout << "lost-lock callback: " << event.message << " (" << event.cause.message() << ")\n";
       lost = true;
@@ -54,11 +54,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     guard.unlock();
-    try {
-      lock.unlock();
-    } catch (const warden::Error& error) {
-      std::cout << "unlock after the loss: " << error.what() << "\n";
-    }
+    // unlock() never throws; unlock_checked() says why a release failed.
+    std::cout << "unlock after the loss: " << lock.unlock_checked().message() << "\n";
   } catch (const warden::Error& error) {
     std::cerr << "watchdog example failed: " << error.what() << "\n";
     return 1;

@@ -86,18 +86,47 @@ std::string member_cause(const LockCore& member, std::error_code error, const st
   return text;
 }
 
-void unlock_blocking(CompositeCore& core) {
-  core.check_blocking("unlock()");
-  auto done = core.release(current_thread_id());
-  if (std::uncaught_exceptions() > 0) {
+std::error_code unlock_blocking(CompositeCore& core, bool wait_on_loop_thread_fails) noexcept {
+  try {
+    bool on_loop = false;
+    try {
+      core.check_blocking("unlock()");
+    } catch (const Error& error) {
+      if (wait_on_loop_thread_fails) {
+        core.log(log_level::error, error.what());
+        return error.code();
+      }
+      on_loop = true;
+    }
+    auto done = core.release(current_thread_id());
+    if (on_loop) {
+      // Nobody may wait here. A failure known at once (nothing held) is
+      // logged; a later one reaches the listeners and the logger through
+      // fire_lost when the hold was believed good.
+      if (done.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        try {
+          done.get();
+        } catch (const std::exception& error) {
+          core.log(log_level::error, error.what());
+        }
+      }
+      return {};
+    }
     try {
       done.get();
-    } catch (const std::exception& error) {
+      return {};
+    } catch (const Error& error) {
       core.log(log_level::error, error.what());
+      return error.code();
     }
-    return;
+  } catch (const std::exception& error) {
+    try {
+      core.log(log_level::error, core.message(std::string("unlock failed: ") + error.what()));
+    } catch (...) {
+    }
+  } catch (...) {
   }
-  done.get();
+  return make_error_code(errc::server_error);
 }
 
 // ---- one acquire call: rounds until held, out of time, or failed ----
@@ -620,19 +649,16 @@ void CompositeCore::remove_listeners(const std::vector<std::uint64_t>& tokens) c
   for (std::size_t i = 0; i < tokens.size() && i < size(); ++i) member(i)->remove_lost_listener(tokens[i]);
 }
 
-void CompositeCore::set_lost_handler(std::function<void(const LockLost&)> handler) {
-  std::lock_guard<std::mutex> guard(mutex_);
-  lost_handler_ = std::move(handler);
+std::uint64_t CompositeCore::add_lost_listener(std::function<void(const LockLost&)> listener) {
+  return lost_listeners_.add(std::move(listener));
 }
 
+void CompositeCore::remove_lost_listener(std::uint64_t token) { lost_listeners_.remove(token); }
+
 void CompositeCore::fire_lost(const LockLost& event) const {
-  std::function<void(const LockLost&)> handler;
-  {
-    std::lock_guard<std::mutex> guard(mutex_);
-    handler = lost_handler_;
-  }
-  log(log_level::warning, event.message);
-  if (handler) handler(event);
+  auto log = [this](log_level level, const std::string& text) { this->log(level, text); };
+  detail::call_guarded(log, "the logger", log, log_level::warning, event.message);
+  lost_listeners_.notify(event, log);
 }
 
 std::future<void> CompositeCore::release(thread_id owner) {
@@ -705,8 +731,12 @@ void CompositeCore::release_members(thread_id owner, const std::vector<bool>& ta
   }
   auto self = shared_from_this();
   auto gather = std::make_shared<Gather<MemberAnswer>>(
-      which.size(), nullptr, [self, promise, was_lost](Gather<MemberAnswer>::slots slots) {
-        if (auto error = self->release_failure(present<MemberAnswer>(slots), was_lost)) return fail(promise, *error);
+      which.size(), nullptr, [self, promise, owner, was_lost](Gather<MemberAnswer>::slots slots) {
+        if (auto error = self->release_failure(present<MemberAnswer>(slots), was_lost)) {
+          // A hold not reported lost yet: its failed release is news to the listeners.
+          if (!was_lost) self->fire_lost(LockLost{self->name_, owner, error->code(), error->what()});
+          return fail(promise, *error);
+        }
         promise->set_value();
       });
   for (std::size_t k = 0; k < which.size(); ++k) {

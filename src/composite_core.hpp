@@ -24,6 +24,7 @@
 #include <warden/lock.hpp>
 
 #include "lock_core.hpp"
+#include "lost_listeners.hpp"
 #include "quorum.hpp"
 
 namespace warden::detail {
@@ -71,7 +72,9 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   std::future<void> release(thread_id owner);
   std::future<bool> is_locked();
   clock::time_point valid_until(thread_id owner) const;
-  void set_lost_handler(std::function<void(const LockLost&)> handler);
+  // The users' lost-lock listeners (see LostListeners).
+  std::uint64_t add_lost_listener(std::function<void(const LockLost&)> listener);
+  void remove_lost_listener(std::uint64_t token);
 
   // Throws errc::would_deadlock when called on any member's I/O thread.
   void check_blocking(std::string_view call) const;
@@ -134,7 +137,7 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   // valid_until of a hold. Policy. Called under mutex_.
   virtual clock::time_point hold_valid_until(const Hold& hold, thread_id owner) const = 0;
 
-  // Runs the user's lost callback (outside mutex_).
+  // Logs the loss and tells the users' listeners (outside mutex_). Never throws.
   void fire_lost(const LockLost& event) const;
   // "'a' on s1: cause; 'b' on s2: cause" for the given per-member causes.
   std::string per_member(const std::vector<std::string>& causes) const;
@@ -178,15 +181,17 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   std::string kind_;
   std::string name_;  // "{'a' on s1, ...}"
   milliseconds longest_command_timeout_{0};
-  std::function<void(const LockLost&)> lost_handler_;  // guarded by mutex_
+  LostListeners lost_listeners_;
   std::uint64_t next_generation_ = 1;                   // guarded by mutex_
   std::uint64_t next_level_ = 1;                        // guarded by mutex_
 };
 
-// unlock() of the public classes: releases the calling thread's latest hold
-// and waits; while an exception is propagating (a guard's destructor after a
-// throw) a failure is logged instead of thrown.
-void unlock_blocking(CompositeCore& core);
+// unlock() and unlock_checked() of the public classes: releases the calling
+// thread's latest hold and waits; never throws. A failure is logged and
+// returned. On a member's I/O thread (where waiting would deadlock)
+// `wait_on_loop_thread_fails` returns errc::would_deadlock without releasing;
+// otherwise the release is started and its failure left to the logger.
+std::error_code unlock_blocking(CompositeCore& core, bool wait_on_loop_thread_fails) noexcept;
 
 // The cause phrase of a member error: the error's own text, plus the
 // member's detail when it adds something (a server error's reply).

@@ -306,22 +306,32 @@ void LockCore::release(thread_id owner, release_done done) {
       *call.script, call.keys, call.args, clock::now() + config.command_timeout, true,
       [self, owner, done = std::move(done)](Response&& response) {
         auto& watchdog = self->client_->watchdog();
-        if (response.error) {
+        // A hold the watchdog still vouched for: its failed release is news to
+        // the listeners. One it had reported lost was told already.
+        bool believed = watchdog.count(*self, owner) > 0;
+        auto failed = [&](std::error_code error, const std::string& text) {
           watchdog.forget(*self, owner);
-          return done(response.error, self->message(fmt::format("release failed: {}", response.error.message())));
+          if (believed) self->notify_lost(LockLost{self->name_, owner, error, text});
+          done(error, text);
+        };
+        if (response.error) {
+          return failed(response.error, self->message(fmt::format("release of {} failed, the hold is no longer "
+                                                                  "renewed and expires with its lease: {}",
+                                                                  self->client_->owner(owner),
+                                                                  response.error.message())));
         }
         if (response.reply.is_error()) {
-          watchdog.forget(*self, owner);
-          return done(make_error_code(errc::server_error), self->message(response.reply.str));
+          return failed(make_error_code(errc::server_error),
+                        self->message(fmt::format("release of {} failed: {}", self->client_->owner(owner),
+                                                  response.reply.str)));
         }
         if (response.reply.is_nil()) {
-          bool knew = watchdog.knew_of(*self, owner);
-          watchdog.forget(*self, owner);
-          if (knew) {
-            return done(make_error_code(errc::lease_expired),
-                        self->message(fmt::format("owner {} held it, but its lease expired or the key was deleted",
-                                                  self->client_->owner(owner))));
+          if (watchdog.knew_of(*self, owner)) {
+            return failed(make_error_code(errc::lease_expired),
+                          self->message(fmt::format("owner {} held it, but its lease expired or the key was deleted",
+                                                    self->client_->owner(owner))));
           }
+          watchdog.forget(*self, owner);
           return done(make_error_code(errc::not_owner),
                       self->message(fmt::format("not held by owner {}", self->client_->owner(owner))));
         }
@@ -371,33 +381,14 @@ void LockCore::set_lease(thread_id owner, milliseconds lease, std::function<void
 }
 
 std::uint64_t LockCore::add_lost_listener(std::function<void(const LockLost&)> listener) {
-  std::lock_guard<std::mutex> guard(lost_mutex_);
-  auto token = next_listener_++;
-  lost_listeners_.emplace(token, std::move(listener));
-  return token;
+  return lost_listeners_.add(std::move(listener));
 }
 
-void LockCore::remove_lost_listener(std::uint64_t token) {
-  std::lock_guard<std::mutex> guard(lost_mutex_);
-  lost_listeners_.erase(token);
-}
-
-void LockCore::set_lost_handler(std::function<void(const LockLost&)> handler) {
-  std::lock_guard<std::mutex> guard(lost_mutex_);
-  lost_handler_ = std::move(handler);
-}
+void LockCore::remove_lost_listener(std::uint64_t token) { lost_listeners_.remove(token); }
 
 void LockCore::notify_lost(const LockLost& event) const {
-  std::function<void(const LockLost&)> handler;
-  std::vector<std::function<void(const LockLost&)>> listeners;
-  {
-    std::lock_guard<std::mutex> guard(lost_mutex_);
-    handler = lost_handler_;
-    for (auto& entry : lost_listeners_) listeners.push_back(entry.second);
-  }
   client_->log(log_level::warning, event.message);
-  if (handler) handler(event);
-  for (auto& listener : listeners) listener(event);
+  lost_listeners_.notify(event, [client = client_](log_level level, const std::string& text) { client->log(level, text); });
 }
 
 }  // namespace warden::detail

@@ -137,7 +137,9 @@ bool MultiLock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> l
   return core_->try_acquire(current_thread_id(), wait, lease).get();
 }
 
-void MultiLock::unlock() { detail::unlock_blocking(*core_); }
+void MultiLock::unlock() noexcept { (void)detail::unlock_blocking(*core_, false); }
+
+std::error_code MultiLock::unlock_checked() noexcept { return detail::unlock_blocking(*core_, true); }
 
 bool MultiLock::is_locked() const {
   core_->check_blocking("is_locked()");
@@ -150,7 +152,14 @@ std::chrono::steady_clock::time_point MultiLock::valid_until(thread_id owner) co
   return core_->valid_until(owner);
 }
 
-void MultiLock::on_lost(std::function<void(const LockLost&)> callback) { core_->set_lost_handler(std::move(callback)); }
+lost_listener_id MultiLock::add_lost_listener(lost_listener listener) { return core_->add_lost_listener(std::move(listener)); }
+
+void MultiLock::remove_lost_listener(lost_listener_id id) { core_->remove_lost_listener(id); }
+
+LostSubscription MultiLock::subscribe_lost(lost_listener listener) {
+  auto id = core_->add_lost_listener(std::move(listener));
+  return LostSubscription([core = core_, id] { core->remove_lost_listener(id); });
+}
 
 std::future<void> MultiLock::lock_async(thread_id owner) { return core_->acquire(owner, std::nullopt); }
 

@@ -286,7 +286,9 @@ bool RedLock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lea
   return core_->try_acquire(current_thread_id(), wait, lease).get();
 }
 
-void RedLock::unlock() { detail::unlock_blocking(*core_); }
+void RedLock::unlock() noexcept { (void)detail::unlock_blocking(*core_, false); }
+
+std::error_code RedLock::unlock_checked() noexcept { return detail::unlock_blocking(*core_, true); }
 
 bool RedLock::is_locked() const {
   core_->check_blocking("is_locked()");
@@ -297,7 +299,14 @@ std::chrono::steady_clock::time_point RedLock::valid_until() const { return vali
 
 std::chrono::steady_clock::time_point RedLock::valid_until(thread_id owner) const { return core_->valid_until(owner); }
 
-void RedLock::on_lost(std::function<void(const LockLost&)> callback) { core_->set_lost_handler(std::move(callback)); }
+lost_listener_id RedLock::add_lost_listener(lost_listener listener) { return core_->add_lost_listener(std::move(listener)); }
+
+void RedLock::remove_lost_listener(lost_listener_id id) { core_->remove_lost_listener(id); }
+
+LostSubscription RedLock::subscribe_lost(lost_listener listener) {
+  auto id = core_->add_lost_listener(std::move(listener));
+  return LostSubscription([core = core_, id] { core->remove_lost_listener(id); });
+}
 
 std::future<void> RedLock::lock_async(thread_id owner) { return core_->acquire(owner, std::nullopt); }
 

@@ -114,7 +114,7 @@ TEST(RedLock, IsReentrant) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(nodes.probe(i).hgetall("again").at(mine.field(i)), "1");
   lock.unlock();
   EXPECT_EQ(nodes.with_key("again"), 0);
-  EXPECT_EQ(expect_error([&] { lock.unlock(); }).code(), errc::not_owner);
+  EXPECT_EQ(expect_error([&] { lock.unlock_async(current_thread_id()).get(); }).code(), errc::not_owner);
 }
 
 TEST(RedLock, ValidUntilIsTheRoundStartPlusLeaseMinusDrift) {
@@ -315,7 +315,7 @@ TEST(RedLock, ANodeRestartedEmptyDuringAWatchdogHoldGetsTheKeyBack) {
   Side mine(nodes, short_watchdog);
   RedLock lock = mine.red_lock("phoenix");
   Event lost;
-  lock.on_lost([&](const LockLost&) { lost.set(); });
+  lock.add_lost_listener([&](const LockLost&) { lost.set(); });
   lock.lock();
   // lock() returns once a majority holds it; wait for the third node too.
   ASSERT_TRUE(eventually([&] {
@@ -345,7 +345,7 @@ TEST(RedLock, LosingTheMajorityFiresTheCallback) {
   std::mutex mutex;
   std::vector<LockLost> seen;
   Event lost;
-  lock.on_lost([&](const LockLost& event) {
+  lock.add_lost_listener([&](const LockLost& event) {
     std::lock_guard<std::mutex> guard(mutex);
     seen.push_back(event);
     lost.set();
@@ -368,7 +368,7 @@ TEST(RedLock, LosingTheMajorityFiresTheCallback) {
     EXPECT_NE(seen[0].message.find("held by 1 of 3 nodes, 2 needed"), std::string::npos) << seen[0].message;
   }
   EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point::min());
-  Error error = expect_error([&] { lock.unlock(); });
+  Error error = expect_error([&] { lock.unlock_async(current_thread_id()).get(); });
   EXPECT_EQ(error.code(), errc::lease_expired) << error.what();
   EXPECT_FALSE(nodes.probe(2).exists("usurped"));
   for (int i : {0, 1}) {
