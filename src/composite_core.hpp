@@ -66,10 +66,18 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   // ---- the public API, from any thread; none of these block ----
 
   // `wait` nullopt: for ever; `lease` nullopt: watchdog mode. Bad input fails
-  // the future with errc::invalid_argument before anything is sent.
+  // with errc::invalid_argument before anything is sent. The callback forms
+  // call back once, on a member's I/O thread (the calling thread when that
+  // client is shut down).
+  using acquire_done = std::function<void(std::optional<Error>, bool value)>;
+  using release_done = std::function<void(std::optional<Error>)>;
+  void try_acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
+                   acquire_done done);
   std::future<bool> try_acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease);
   std::future<void> acquire(thread_id owner, std::optional<milliseconds> lease);
+  void release(thread_id owner, release_done done);
   std::future<void> release(thread_id owner);
+  void is_locked(acquire_done done);
   std::future<bool> is_locked();
   clock::time_point valid_until(thread_id owner) const;
   // The users' lost-lock listeners (see LostListeners).
@@ -162,8 +170,9 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   // waiting for the level's owed answers continues once none is owed.
   void late_answer(thread_id owner, std::uint64_t level, std::size_t member, bool acquired);
   // Releases the members of a level that left the book.
-  void release_members(thread_id owner, const std::vector<bool>& taken, bool was_lost,
-                       const std::shared_ptr<std::promise<void>>& promise);
+  void release_members(thread_id owner, const std::vector<bool>& taken, bool was_lost, const release_done& done);
+  // Runs `task` on the first member's I/O thread (here, after its shutdown).
+  void deliver_early(std::function<void()> task) const;
 
   // Levels an unlock took off the book while some of their answers were
   // still owed; released once the last owed answer arrives.

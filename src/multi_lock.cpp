@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "client_core.hpp"
+#include "composite_async.hpp"
 #include "composite_core.hpp"
 
 namespace warden {
@@ -161,20 +162,48 @@ LostSubscription MultiLock::subscribe_lost(lost_listener listener) {
   return LostSubscription([core = core_, id] { core->remove_lost_listener(id); });
 }
 
-std::future<void> MultiLock::lock_async(thread_id owner) { return core_->acquire(owner, std::nullopt); }
-
-std::future<void> MultiLock::lock_async(thread_id owner, milliseconds lease) { return core_->acquire(owner, lease); }
-
-std::future<bool> MultiLock::try_lock_async(thread_id owner, milliseconds wait) {
-  return core_->try_acquire(owner, wait, std::nullopt);
+AcquireFuture<void> MultiLock::lock_async(thread_id owner) {
+  return detail::composite_acquire<void>(core_, owner, std::nullopt, std::nullopt);
 }
 
-std::future<bool> MultiLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease) {
-  return core_->try_acquire(owner, wait, lease);
+AcquireFuture<void> MultiLock::lock_async(thread_id owner, milliseconds lease) {
+  return detail::composite_acquire<void>(core_, owner, std::nullopt, lease);
+}
+
+void MultiLock::lock_async(thread_id owner, completion<void> done) {
+  core_->try_acquire(owner, std::nullopt, std::nullopt, detail::composite_callback<void>(core_, std::move(done)));
+}
+
+void MultiLock::lock_async(thread_id owner, milliseconds lease, completion<void> done) {
+  core_->try_acquire(owner, std::nullopt, lease, detail::composite_callback<void>(core_, std::move(done)));
+}
+
+AcquireFuture<bool> MultiLock::try_lock_async(thread_id owner, milliseconds wait) {
+  return detail::composite_acquire<bool>(core_, owner, wait, std::nullopt);
+}
+
+AcquireFuture<bool> MultiLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease) {
+  return detail::composite_acquire<bool>(core_, owner, wait, lease);
+}
+
+void MultiLock::try_lock_async(thread_id owner, milliseconds wait, completion<bool> done) {
+  core_->try_acquire(owner, wait, std::nullopt, detail::composite_callback<bool>(core_, std::move(done)));
+}
+
+void MultiLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease, completion<bool> done) {
+  core_->try_acquire(owner, wait, lease, detail::composite_callback<bool>(core_, std::move(done)));
 }
 
 std::future<void> MultiLock::unlock_async(thread_id owner) { return core_->release(owner); }
 
+void MultiLock::unlock_async(thread_id owner, completion<void> done) {
+  core_->release(owner, detail::composite_release_callback(core_, std::move(done)));
+}
+
 std::future<bool> MultiLock::is_locked_async() const { return core_->is_locked(); }
+
+void MultiLock::is_locked_async(completion<bool> done) const {
+  core_->is_locked(detail::composite_callback<bool>(core_, std::move(done)));
+}
 
 }  // namespace warden

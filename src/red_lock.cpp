@@ -10,6 +10,7 @@
 #include <set>
 
 #include "client_core.hpp"
+#include "composite_async.hpp"
 #include "composite_core.hpp"
 #include "fan_out.hpp"
 
@@ -308,20 +309,48 @@ LostSubscription RedLock::subscribe_lost(lost_listener listener) {
   return LostSubscription([core = core_, id] { core->remove_lost_listener(id); });
 }
 
-std::future<void> RedLock::lock_async(thread_id owner) { return core_->acquire(owner, std::nullopt); }
-
-std::future<void> RedLock::lock_async(thread_id owner, milliseconds lease) { return core_->acquire(owner, lease); }
-
-std::future<bool> RedLock::try_lock_async(thread_id owner, milliseconds wait) {
-  return core_->try_acquire(owner, wait, std::nullopt);
+AcquireFuture<void> RedLock::lock_async(thread_id owner) {
+  return detail::composite_acquire<void>(core_, owner, std::nullopt, std::nullopt);
 }
 
-std::future<bool> RedLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease) {
-  return core_->try_acquire(owner, wait, lease);
+AcquireFuture<void> RedLock::lock_async(thread_id owner, milliseconds lease) {
+  return detail::composite_acquire<void>(core_, owner, std::nullopt, lease);
+}
+
+void RedLock::lock_async(thread_id owner, completion<void> done) {
+  core_->try_acquire(owner, std::nullopt, std::nullopt, detail::composite_callback<void>(core_, std::move(done)));
+}
+
+void RedLock::lock_async(thread_id owner, milliseconds lease, completion<void> done) {
+  core_->try_acquire(owner, std::nullopt, lease, detail::composite_callback<void>(core_, std::move(done)));
+}
+
+AcquireFuture<bool> RedLock::try_lock_async(thread_id owner, milliseconds wait) {
+  return detail::composite_acquire<bool>(core_, owner, wait, std::nullopt);
+}
+
+AcquireFuture<bool> RedLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease) {
+  return detail::composite_acquire<bool>(core_, owner, wait, lease);
+}
+
+void RedLock::try_lock_async(thread_id owner, milliseconds wait, completion<bool> done) {
+  core_->try_acquire(owner, wait, std::nullopt, detail::composite_callback<bool>(core_, std::move(done)));
+}
+
+void RedLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease, completion<bool> done) {
+  core_->try_acquire(owner, wait, lease, detail::composite_callback<bool>(core_, std::move(done)));
 }
 
 std::future<void> RedLock::unlock_async(thread_id owner) { return core_->release(owner); }
 
+void RedLock::unlock_async(thread_id owner, completion<void> done) {
+  core_->release(owner, detail::composite_release_callback(core_, std::move(done)));
+}
+
 std::future<bool> RedLock::is_locked_async() const { return core_->is_locked(); }
+
+void RedLock::is_locked_async(completion<bool> done) const {
+  core_->is_locked(detail::composite_callback<bool>(core_, std::move(done)));
+}
 
 }  // namespace warden

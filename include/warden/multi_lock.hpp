@@ -116,15 +116,26 @@ class MultiLock : public detail::timed_lockable<MultiLock> {
   void remove_lost_listener(lost_listener_id id);
   [[nodiscard]] LostSubscription subscribe_lost(lost_listener listener);
 
-  // Asynchronous twins: never block; errors arrive as warden::Error through the
-  // future, which is completed on one of the members' I/O threads. `owner` is
-  // the thread id that holds (or will hold) the locks.
-  std::future<void> lock_async(thread_id owner);
-  std::future<void> lock_async(thread_id owner, milliseconds lease);
-  std::future<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});
-  std::future<bool> try_lock_async(thread_id owner, milliseconds wait, milliseconds lease);
+  // Asynchronous twins: never block. `owner` is the thread id that holds (or
+  // will hold) the locks, e.g. from new_owner_id(). Future forms: errors arrive
+  // as warden::Error through the future, which is completed on one of the
+  // members' I/O threads; an AcquireFuture destroyed before get() gives back
+  // the hold its acquire takes (see acquire_future.hpp). Callback forms: the
+  // callback runs once on one of the members' I/O threads and must not block
+  // (see completion in lock.hpp); they are the forms to use inside a lost-lock
+  // listener. unlock_async reports a lost hold to the listeners as unlock() does.
+  AcquireFuture<void> lock_async(thread_id owner);
+  AcquireFuture<void> lock_async(thread_id owner, milliseconds lease);
+  void lock_async(thread_id owner, completion<void> done);
+  void lock_async(thread_id owner, milliseconds lease, completion<void> done);
+  AcquireFuture<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});
+  AcquireFuture<bool> try_lock_async(thread_id owner, milliseconds wait, milliseconds lease);
+  void try_lock_async(thread_id owner, milliseconds wait, completion<bool> done);
+  void try_lock_async(thread_id owner, milliseconds wait, milliseconds lease, completion<bool> done);
   std::future<void> unlock_async(thread_id owner);
+  void unlock_async(thread_id owner, completion<void> done);
   std::future<bool> is_locked_async() const;
+  void is_locked_async(completion<bool> done) const;
 
  private:
   friend class detail::timed_lockable<MultiLock>;

@@ -120,12 +120,18 @@ class RedLock : public detail::timed_lockable<RedLock> {
   [[nodiscard]] LostSubscription subscribe_lost(lost_listener listener);
 
   // Asynchronous twins, as for MultiLock.
-  std::future<void> lock_async(thread_id owner);
-  std::future<void> lock_async(thread_id owner, milliseconds lease);
-  std::future<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});
-  std::future<bool> try_lock_async(thread_id owner, milliseconds wait, milliseconds lease);
+  AcquireFuture<void> lock_async(thread_id owner);
+  AcquireFuture<void> lock_async(thread_id owner, milliseconds lease);
+  void lock_async(thread_id owner, completion<void> done);
+  void lock_async(thread_id owner, milliseconds lease, completion<void> done);
+  AcquireFuture<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});
+  AcquireFuture<bool> try_lock_async(thread_id owner, milliseconds wait, milliseconds lease);
+  void try_lock_async(thread_id owner, milliseconds wait, completion<bool> done);
+  void try_lock_async(thread_id owner, milliseconds wait, milliseconds lease, completion<bool> done);
   std::future<void> unlock_async(thread_id owner);
+  void unlock_async(thread_id owner, completion<void> done);
   std::future<bool> is_locked_async() const;
+  void is_locked_async(completion<bool> done) const;
 
  private:
   friend class detail::timed_lockable<RedLock>;

@@ -263,6 +263,13 @@ TEST(RedLockGuard, ARedLockUnderALockGuardSurvivesLosingTheMajority) {
   });
   {
     std::lock_guard<RedLock> guard(lock);
+    // It returns once a majority holds it; the last node follows.
+    ASSERT_TRUE(eventually([&] {
+      for (auto& server : servers) {
+        if (!RedisProbe(*server).exists("red")) return false;
+      }
+      return true;
+    }));
     for (int i : {0, 1}) RedisProbe(*servers[static_cast<std::size_t>(i)]).command({"DEL", "red"});
   }
   ASSERT_TRUE(lost.wait_for(2s)) << "the failed release was not reported to the listeners";

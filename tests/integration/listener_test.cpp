@@ -248,5 +248,55 @@ TEST_F(Listeners, ACollectedHoldIsKept) {
   lock.unlock_async(owner).get();
 }
 
+TEST_F(Listeners, ADroppedMultiLockAcquireGivesEveryMemberBack) {
+  MultiLock multi{client.get_lock("md:a"), client.get_lock("md:b")};
+  thread_id owner = new_owner_id();
+  { auto ignored = multi.lock_async(owner); }
+  { auto ignored = multi.try_lock_async(owner, 1s); }
+  EXPECT_TRUE(eventually([&] { return !probe.exists("md:a") && !probe.exists("md:b"); }, 3s))
+      << "an abandoned hold is still there";
+  EXPECT_TRUE(eventually([&] { return multi.valid_until(owner) == std::chrono::steady_clock::time_point::min(); }, 2s));
+  // Collected: kept.
+  ASSERT_TRUE(multi.try_lock_async(owner, 1s).get());
+  EXPECT_TRUE(probe.exists("md:a"));
+  multi.unlock_async(owner).get();
+}
+
+TEST_F(Listeners, MultiLockCompletionCallbacks) {
+  MultiLock multi{client.get_lock("mc:a"), client.get_lock("mc:b")};
+  thread_id owner = new_owner_id();
+  Event locked, queried, unlocked;
+  std::error_code lock_error = make_error_code(errc::invalid_argument), unlock_error = lock_error;
+  bool is_locked = false;
+  multi.try_lock_async(owner, 1s, [&](std::error_code error, bool acquired) {
+    lock_error = error;
+    EXPECT_TRUE(acquired);
+    locked.set();
+  });
+  ASSERT_TRUE(locked.wait_for(3s));
+  EXPECT_FALSE(lock_error);
+  multi.is_locked_async([&](std::error_code, bool value) {
+    is_locked = value;
+    queried.set();
+  });
+  ASSERT_TRUE(queried.wait_for(3s));
+  EXPECT_TRUE(is_locked);
+  multi.unlock_async(owner, [&](std::error_code error) {
+    unlock_error = error;
+    unlocked.set();
+  });
+  ASSERT_TRUE(unlocked.wait_for(3s));
+  EXPECT_FALSE(unlock_error);
+  EXPECT_FALSE(probe.exists("mc:a"));
+  Event refused;
+  std::error_code not_owner;
+  multi.unlock_async(owner, [&](std::error_code error) {
+    not_owner = error;
+    refused.set();
+  });
+  ASSERT_TRUE(refused.wait_for(3s));
+  EXPECT_EQ(not_owner, errc::not_owner);
+}
+
 }  // namespace
 }  // namespace warden::test
