@@ -1,6 +1,6 @@
 // watchdog: hold a lock far longer than its lease and watch the watchdog
 // renew it; then delete the key behind our back and see the lost-lock
-// callback fire.
+// listener hear of it.
 //
 //   ./watchdog redis://127.0.0.1:6379
 #include <warden/warden.hpp>
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     bool lost = false;
     auto watch = lock.subscribe_lost([&](const warden::LockLost& event) {
       std::lock_guard<std::mutex> guard(mutex);
-      std::cout << "lost-lock callback: " << event.message << " (" << event.cause.message() << ")\n";
+      std::cout << "lost-lock listener: " << event.message << " (" << event.cause.message() << ")\n";
       lost = true;
       lost_cv.notify_all();
     });

@@ -218,6 +218,7 @@ T wait_blocking(const std::shared_ptr<LockCore>& core, std::string_view call, co
 // Waits for a release on the calling thread, or, on the I/O thread (where
 // waiting would deadlock), starts it and leaves the outcome to the logger.
 std::error_code release_now(const std::shared_ptr<LockCore>& core, bool wait_on_loop_thread_fails) noexcept {
+  if (!core) return make_error_code(errc::invalid_argument);  // a moved-from handle: no lock, no logger
   try {
     auto owner = current_thread_id();
     auto log_failure = [core](const Outcome<none>& outcome) {

@@ -138,9 +138,15 @@ bool MultiLock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> l
   return core_->try_acquire(current_thread_id(), wait, lease).get();
 }
 
-void MultiLock::unlock() noexcept { (void)detail::unlock_blocking(*core_, false); }
+// A moved-from handle has no lock to release and no logger to tell.
+void MultiLock::unlock() noexcept {
+  if (core_) (void)detail::unlock_blocking(*core_, false);
+}
 
-std::error_code MultiLock::unlock_checked() noexcept { return detail::unlock_blocking(*core_, true); }
+std::error_code MultiLock::unlock_checked() noexcept {
+  if (!core_) return make_error_code(errc::invalid_argument);
+  return detail::unlock_blocking(*core_, true);
+}
 
 bool MultiLock::is_locked() const {
   core_->check_blocking("is_locked()");

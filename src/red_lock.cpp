@@ -287,9 +287,15 @@ bool RedLock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lea
   return core_->try_acquire(current_thread_id(), wait, lease).get();
 }
 
-void RedLock::unlock() noexcept { (void)detail::unlock_blocking(*core_, false); }
+// A moved-from handle has no lock to release and no logger to tell.
+void RedLock::unlock() noexcept {
+  if (core_) (void)detail::unlock_blocking(*core_, false);
+}
 
-std::error_code RedLock::unlock_checked() noexcept { return detail::unlock_blocking(*core_, true); }
+std::error_code RedLock::unlock_checked() noexcept {
+  if (!core_) return make_error_code(errc::invalid_argument);
+  return detail::unlock_blocking(*core_, true);
+}
 
 bool RedLock::is_locked() const {
   core_->check_blocking("is_locked()");

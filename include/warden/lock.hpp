@@ -145,8 +145,8 @@ class Lock : public detail::timed_lockable<Lock> {
   // Whatever the outcome, this client stops renewing the hold, so a release
   // that failed on a connection error leaves a key that expires with its lease.
   // Retried releases are idempotent: a release whose reply was lost is resent
-  // and reports its first result. Waits at most Config::command_timeout per
-  // attempt, (retry_attempts + 1) attempts after a dropped connection.
+  // and reports its first result. Waits at most Config::command_timeout (the
+  // resends share that deadline).
   // Called on the Client's I/O thread (inside a callback), it cannot wait:
   // it starts the release and returns, and failures are reported as above.
   void unlock() noexcept;

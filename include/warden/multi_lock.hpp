@@ -109,9 +109,9 @@ class MultiLock : public detail::timed_lockable<MultiLock> {
   // member of it is found lost (its key vanished or changed owner, its lease
   // ran out, or no renewal was confirmed for a whole lease), or when the
   // hold's release failed. Runs on that member's Client I/O thread; it must
-  // not block. LockLost::lock_name names the member; message names the
-  // MultiLock too. The other members stay held until unlock(). Copies of a
-  // MultiLock share listeners.
+  // not block. LockLost::lock_name names the member (for a failed release:
+  // every member); message names the MultiLock too. The other members stay
+  // held until unlock(). Copies of a MultiLock share listeners.
   lost_listener_id add_lost_listener(lost_listener listener);
   void remove_lost_listener(lost_listener_id id);
   [[nodiscard]] LostSubscription subscribe_lost(lost_listener listener);

@@ -113,8 +113,10 @@ class RedLock : public detail::timed_lockable<RedLock> {
   // Lost-lock listeners (see Lock): each is called once per hold when fewer
   // than a majority of nodes still hold it, or when the hold's release failed.
   // Runs on the I/O thread of the node whose loss broke the majority; it must
-  // not block. LockLost::lock_name names that node's lock; message lists the
-  // nodes. Copies of a RedLock share listeners.
+  // not block (a failed release is reported on the I/O thread of a node that
+  // answered it). LockLost::lock_name names that node's lock (for a failed
+  // release: every node); message lists the nodes. Copies of a RedLock share
+  // listeners.
   lost_listener_id add_lost_listener(lost_listener listener);
   void remove_lost_listener(lost_listener_id id);
   [[nodiscard]] LostSubscription subscribe_lost(lost_listener listener);

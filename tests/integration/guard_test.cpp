@@ -215,6 +215,24 @@ INSTANTIATE_TEST_SUITE_P(
       return name_of(std::get<0>(info.param)) + "_" + name_of(std::get<1>(info.param));
     });
 
+TEST_F(Guards, EveryLockKindUnderALockGuardSurvivesLosingIt) {
+  ReadWriteLock rw = client.get_read_write_lock("kinds:rw");
+  std::vector<std::pair<Lock, std::string>> kinds{
+      {client.get_fair_lock("kinds:fair"), "kinds:fair"}, {rw.read_lock(), "kinds:rw"}, {rw.write_lock(), "kinds:rw"}};
+  for (auto& [lock, key] : kinds) {
+    std::error_code cause;
+    auto watch = lock.subscribe_lost([&cause](const LockLost& event) { cause = event.cause; });
+    {
+      std::lock_guard<Lock> guard(lock);
+      ASSERT_TRUE(probe.exists(key));
+      probe.command({"DEL", key});
+    }
+    EXPECT_EQ(cause, errc::lease_expired) << key;
+    EXPECT_TRUE(lock.try_lock()) << key;
+    EXPECT_FALSE(lock.unlock_checked()) << key;
+  }
+}
+
 TEST_F(Guards, UnlockCheckedSaysNotOwnerAndChangesNothing) {
   Lock lock = client.get_lock("never-held");
   Client other{fast_config(server)};

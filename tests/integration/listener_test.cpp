@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -119,7 +120,7 @@ TEST_F(Listeners, CompletionCallbacksWorkInsideAListener) {
   Event relocked, queried;
   std::error_code relock_error = make_error_code(errc::invalid_argument);
   bool held_after = false;
-  std::error_code blocking_error;
+  std::error_code blocking_error, checked_error;
   lock.add_lost_listener([&, lock](const LockLost&) mutable {
     // A blocking call here would wait for this very thread.
     try {
@@ -127,6 +128,8 @@ TEST_F(Listeners, CompletionCallbacksWorkInsideAListener) {
     } catch (const Error& error) {
       blocking_error = error.code();
     }
+    checked_error = lock.unlock_checked();
+    lock.unlock();  // starts a release (of nothing: this thread holds nothing), never throws or hangs
     lock.lock_async(owner, [&, lock](std::error_code error) mutable {
       relock_error = error;
       lock.is_held_by_thread_async(owner, [&](std::error_code, bool held) {
@@ -140,6 +143,7 @@ TEST_F(Listeners, CompletionCallbacksWorkInsideAListener) {
   ASSERT_TRUE(relocked.wait_for(2s)) << "the completion callback never ran";
   ASSERT_TRUE(queried.wait_for(2s));
   EXPECT_EQ(blocking_error, errc::would_deadlock);
+  EXPECT_EQ(checked_error, errc::would_deadlock);
   EXPECT_FALSE(relock_error) << relock_error.message();
   EXPECT_TRUE(held_after);
   EXPECT_EQ(probe.hgetall("relock"), (std::map<std::string, std::string>{{client.id() + ":" + std::to_string(owner), "1"}}));
