@@ -99,14 +99,17 @@ std::error_code unlock_blocking(CompositeCore& core, bool wait_on_loop_thread_fa
       });
       return {};
     }
-    auto done = core.release(current_thread_id());
-    try {
-      done.get();
-      return {};
-    } catch (const Error& error) {
-      core.log(log_level::error, error.what());
-      return error.code();
-    }
+    // The outcome crosses threads as plain values: no exception object (nor
+    // its reference-counted text) is shared with the I/O thread.
+    auto promise = std::make_shared<std::promise<std::pair<std::error_code, std::string>>>();
+    auto done = promise->get_future();
+    core.release(current_thread_id(), [promise](std::optional<Error> error) {
+      if (!error) return promise->set_value({});
+      promise->set_value({error->code(), std::string(error->what())});
+    });
+    auto [code, text] = done.get();
+    if (code) core.log(log_level::error, text);
+    return code;
   } catch (const std::exception& error) {
     try {
       core.log(log_level::error, core.message(std::string("unlock failed: ") + error.what()));
@@ -645,9 +648,8 @@ std::uint64_t CompositeCore::add_lost_listener(std::function<void(const LockLost
 void CompositeCore::remove_lost_listener(std::uint64_t token) { lost_listeners_.remove(token); }
 
 void CompositeCore::fire_lost(const LockLost& event) const {
-  auto log = [this](log_level level, const std::string& text) { this->log(level, text); };
-  detail::call_guarded(log, "the logger", log, log_level::warning, event.message);
-  lost_listeners_.notify(event, log);
+  log(log_level::warning, event.message);
+  lost_listeners_.notify(event, [this](log_level level, const std::string& text) { log(level, text); });
 }
 
 std::future<void> CompositeCore::release(thread_id owner) {
@@ -767,6 +769,8 @@ void CompositeCore::is_locked(acquire_done done) {
       locked = self->locked(present<MemberAnswer>(slots));
     } catch (const Error& error) {
       failure = error;
+    } catch (const std::exception& error) {
+      failure = Error(errc::server_error, self->message(error.what()));
     }
     done(failure, locked);
   });

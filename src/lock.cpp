@@ -235,9 +235,9 @@ std::error_code release_now(const std::shared_ptr<LockCore>& core, bool wait_on_
       release(core, owner, log_failure);
       return {};
     }
-    std::promise<Outcome<none>> promise;
-    auto future = promise.get_future();
-    release(core, owner, [&promise](Outcome<none> outcome) { promise.set_value(std::move(outcome)); });
+    auto promise = std::make_shared<std::promise<Outcome<none>>>();
+    auto future = promise->get_future();
+    release(core, owner, [promise](Outcome<none> outcome) { promise->set_value(std::move(outcome)); });
     auto outcome = detail::get_soon(std::move(future));
     log_failure(outcome);
     return outcome.error;
