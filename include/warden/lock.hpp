@@ -183,7 +183,8 @@ class Lock : public detail::timed_lockable<Lock> {
   // After remove_lost_listener() returns, the listener is not running and is
   // never called again (when called from inside a listener, a call already
   // under way on this thread is not waited for). Removing an unknown id does
-  // nothing.
+  // nothing. A listener is kept until removed: one that captures a handle of
+  // its own lock keeps the lock and its Client's state alive until then.
   lost_listener_id add_lost_listener(lost_listener listener);
   void remove_lost_listener(lost_listener_id id);
   // add_lost_listener, removed again when the returned subscription goes away.

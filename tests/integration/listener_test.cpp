@@ -121,7 +121,9 @@ TEST_F(Listeners, CompletionCallbacksWorkInsideAListener) {
   std::error_code relock_error = make_error_code(errc::invalid_argument);
   bool held_after = false;
   std::error_code blocking_error, checked_error;
-  lock.add_lost_listener([&, lock](const LockLost&) mutable {
+  // By reference: a listener holding a handle of its own lock would keep the
+  // lock (and the client's state) alive until it is removed.
+  auto watch = lock.subscribe_lost([&](const LockLost&) {
     // A blocking call here would wait for this very thread.
     try {
       lock.is_locked();
