@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
       nodes.push_back(clients.back()->get_lock("red:invoice:7"));
     }
     warden::RedLock lock{nodes};
-    lock.on_lost([](const warden::LockLost& event) { std::cout << "lost: " << event.message << "\n"; });
+    lock.add_lost_listener([](const warden::LockLost& event) { std::cout << "lost: " << event.message << "\n"; });
 
     auto start = std::chrono::steady_clock::now();
     if (!lock.try_lock_for(2s, 10s)) {

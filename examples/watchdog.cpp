@@ -1,6 +1,6 @@
 // watchdog: hold a lock far longer than its lease and watch the watchdog
 // renew it; then delete the key behind our back and see the lost-lock
-// callback fire.
+// listener hear of it.
 //
 //   ./watchdog redis://127.0.0.1:6379
 #include <warden/warden.hpp>
@@ -24,9 +24,9 @@ int main(int argc, char** argv) {
     std::mutex mutex;
     std::condition_variable lost_cv;
     bool lost = false;
-    lock.on_lost([&](const warden::LockLost& event) {
+    auto watch = lock.subscribe_lost([&](const warden::LockLost& event) {
       std::lock_guard<std::mutex> guard(mutex);
-      std::cout << "lost-lock callback: " << event.message << " (" << event.cause.message() << ")\n";
+      std::cout << "lost-lock listener: " << event.message << " (" << event.cause.message() << ")\n";
       lost = true;
       lost_cv.notify_all();
     });
@@ -54,11 +54,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     guard.unlock();
-    try {
-      lock.unlock();
-    } catch (const warden::Error& error) {
-      std::cout << "unlock after the loss: " << error.what() << "\n";
-    }
+    // unlock() never throws; unlock_checked() says why a release failed.
+    std::cout << "unlock after the loss: " << lock.unlock_checked().message() << "\n";
   } catch (const warden::Error& error) {
     std::cerr << "watchdog example failed: " << error.what() << "\n";
     return 1;

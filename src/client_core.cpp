@@ -30,6 +30,20 @@ ConnectionOptions connection_options(const Config& config, const std::string& id
   return options;
 }
 
+// The user's logger, made safe to call from anywhere: what it throws is
+// swallowed (there is nowhere left to report it).
+Config with_guarded_logger(Config config) {
+  if (config.logger) {
+    config.logger = [inner = std::move(config.logger)](log_level level, std::string_view message) noexcept {
+      try {
+        inner(level, message);
+      } catch (...) {
+      }
+    };
+  }
+  return config;
+}
+
 }  // namespace
 
 namespace {
@@ -71,7 +85,8 @@ std::string lock_message(std::string_view lock, std::string_view server, std::st
   return fmt::format("warden: lock '{}' on {}: {}", lock, server, what);
 }
 
-ClientCore::ClientCore(Config config) : config_(std::move(config)), id_(random_uuid()), watchdog_(*this) {
+ClientCore::ClientCore(Config config)
+    : config_(with_guarded_logger(std::move(config))), id_(random_uuid()), watchdog_(*this) {
   node_ = std::make_unique<Node>(loop_, connection_options(config_, id_));
   loop_.post([this] { node_->start(); });
 }

@@ -68,13 +68,6 @@ void fail(const std::shared_ptr<std::promise<T>>& promise, const Error& error) {
   promise->set_exception(std::make_exception_ptr(error));
 }
 
-template <class T>
-std::future<T> failed_future(errc code, const std::string& message) {
-  std::promise<T> promise;
-  promise.set_exception(std::make_exception_ptr(Error(code, message)));
-  return promise.get_future();
-}
-
 }  // namespace
 
 std::string member_cause(const LockCore& member, std::error_code error, const std::string& message) {
@@ -86,18 +79,45 @@ std::string member_cause(const LockCore& member, std::error_code error, const st
   return text;
 }
 
-void unlock_blocking(CompositeCore& core) {
-  core.check_blocking("unlock()");
-  auto done = core.release(current_thread_id());
-  if (std::uncaught_exceptions() > 0) {
+std::error_code unlock_blocking(CompositeCore& core, bool wait_on_loop_thread_fails) noexcept {
+  try {
+    bool on_loop = false;
     try {
-      done.get();
-    } catch (const std::exception& error) {
-      core.log(log_level::error, error.what());
+      core.check_blocking("unlock()");
+    } catch (const Error& error) {
+      if (wait_on_loop_thread_fails) {
+        core.log(log_level::error, error.what());
+        return error.code();
+      }
+      on_loop = true;
     }
-    return;
+    if (on_loop) {
+      // Nobody may wait here: the failure goes to the logger (and, for a hold
+      // believed good, to the listeners).
+      core.release(current_thread_id(), [keep = core.shared_from_this()](std::optional<Error> error) {
+        if (error) keep->log(log_level::error, error->what());
+      });
+      return {};
+    }
+    // The outcome crosses threads as plain values: no exception object (nor
+    // its reference-counted text) is shared with the I/O thread.
+    auto promise = std::make_shared<std::promise<std::pair<std::error_code, std::string>>>();
+    auto done = promise->get_future();
+    core.release(current_thread_id(), [promise](std::optional<Error> error) {
+      if (!error) return promise->set_value({});
+      promise->set_value({error->code(), std::string(error->what())});
+    });
+    auto [code, text] = done.get();
+    if (code) core.log(log_level::error, text);
+    return code;
+  } catch (const std::exception& error) {
+    try {
+      core.log(log_level::error, core.message(std::string("unlock failed: ") + error.what()));
+    } catch (...) {
+    }
+  } catch (...) {
   }
-  done.get();
+  return make_error_code(errc::server_error);
 }
 
 // ---- one acquire call: rounds until held, out of time, or failed ----
@@ -512,37 +532,38 @@ std::optional<Error> CompositeCore::bad_input(thread_id owner, std::optional<mil
   return std::nullopt;
 }
 
+void CompositeCore::deliver_early(std::function<void()> task) const {
+  // Early failures reach callbacks on an I/O thread too, like every other outcome.
+  run_on(member(0), task, task);
+}
+
+void CompositeCore::try_acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
+                                acquire_done done) {
+  if (auto problem = bad_input(owner, wait, lease)) {
+    return deliver_early([done = std::move(done), error = *problem] { done(error, false); });
+  }
+  std::make_shared<CompositeAcquire>(shared_from_this(), owner, wait, lease, std::move(done))->start();
+}
+
 std::future<bool> CompositeCore::try_acquire(thread_id owner, std::optional<milliseconds> wait,
                                              std::optional<milliseconds> lease) {
   auto promise = std::make_shared<std::promise<bool>>();
   auto future = promise->get_future();
-  if (auto problem = bad_input(owner, wait, lease)) {
-    fail(promise, *problem);
-    return future;
-  }
-  std::make_shared<CompositeAcquire>(shared_from_this(), owner, wait, lease,
-                                     [promise](std::optional<Error> error, bool acquired) {
-                                       if (error) return fail(promise, *error);
-                                       promise->set_value(acquired);
-                                     })
-      ->start();
+  try_acquire(owner, wait, lease, [promise](std::optional<Error> error, bool acquired) {
+    if (error) return fail(promise, *error);
+    promise->set_value(acquired);
+  });
   return future;
 }
 
 std::future<void> CompositeCore::acquire(thread_id owner, std::optional<milliseconds> lease) {
   auto promise = std::make_shared<std::promise<void>>();
   auto future = promise->get_future();
-  if (auto problem = bad_input(owner, std::nullopt, lease)) {
-    fail(promise, *problem);
-    return future;
-  }
-  std::make_shared<CompositeAcquire>(shared_from_this(), owner, std::nullopt, lease,
-                                     [promise](std::optional<Error> error, bool /*acquired*/) {
-                                       // A wait without end finishes held or with an error.
-                                       if (error) return fail(promise, *error);
-                                       promise->set_value();
-                                     })
-      ->start();
+  try_acquire(owner, std::nullopt, lease, [promise](std::optional<Error> error, bool /*acquired*/) {
+    // A wait without end finishes held or with an error.
+    if (error) return fail(promise, *error);
+    promise->set_value();
+  });
   return future;
 }
 
@@ -644,27 +665,32 @@ void CompositeCore::remove_listeners(const std::vector<std::uint64_t>& tokens) c
   for (std::size_t i = 0; i < tokens.size() && i < size(); ++i) member(i)->remove_lost_listener(tokens[i]);
 }
 
-void CompositeCore::set_lost_handler(std::function<void(const LockLost&)> handler) {
-  std::lock_guard<std::mutex> guard(mutex_);
-  lost_handler_ = std::move(handler);
+std::uint64_t CompositeCore::add_lost_listener(std::function<void(const LockLost&)> listener) {
+  return lost_listeners_.add(std::move(listener));
 }
 
+void CompositeCore::remove_lost_listener(std::uint64_t token) { lost_listeners_.remove(token); }
+
 void CompositeCore::fire_lost(const LockLost& event) const {
-  std::function<void(const LockLost&)> handler;
-  {
-    std::lock_guard<std::mutex> guard(mutex_);
-    handler = lost_handler_;
-  }
   log(log_level::warning, event.message);
-  if (handler) handler(event);
+  lost_listeners_.notify(event, [this](log_level level, const std::string& text) { log(level, text); });
 }
 
 std::future<void> CompositeCore::release(thread_id owner) {
-  if (owner == 0) {
-    return failed_future<void>(errc::invalid_argument, message("owner thread id 0 is not a thread id warden hands out"));
-  }
   auto promise = std::make_shared<std::promise<void>>();
   auto future = promise->get_future();
+  release(owner, [promise](std::optional<Error> error) {
+    if (error) return fail(promise, *error);
+    promise->set_value();
+  });
+  return future;
+}
+
+void CompositeCore::release(thread_id owner, release_done done) {
+  if (owner == 0) {
+    Error error(errc::invalid_argument, message("owner thread id 0 is not a thread id warden hands out"));
+    return deliver_early([done = std::move(done), error] { done(error); });
+  }
   auto self = shared_from_this();
   std::vector<bool> taken;
   std::vector<bool> owed;
@@ -677,7 +703,8 @@ std::future<void> CompositeCore::release(thread_id owner) {
     std::lock_guard<std::mutex> guard(mutex_);
     auto it = holds_.find(owner);
     if (it == holds_.end()) {
-      return failed_future<void>(errc::not_owner, message(fmt::format("not held by thread {}", owner)));
+      Error error(errc::not_owner, message(fmt::format("not held by thread {}", owner)));
+      return deliver_early([done = std::move(done), error] { done(error); });
     }
     Hold& hold = it->second;
     if (!hold.lost) {
@@ -699,8 +726,8 @@ std::future<void> CompositeCore::release(thread_id owner) {
       auto id = level.id;
       level_id = id;
       owed = level.owed;
-      closing_.emplace(id, Closing{owner, std::move(level), [self, owner, was_lost, promise](std::vector<bool> taken) {
-                                     self->release_members(owner, taken, was_lost, promise);
+      closing_.emplace(id, Closing{owner, std::move(level), [self, owner, was_lost, done](std::vector<bool> taken) {
+                                     self->release_members(owner, taken, was_lost, done);
                                    }});
     } else {
       taken = std::move(level.taken);
@@ -713,10 +740,7 @@ std::future<void> CompositeCore::release(thread_id owner) {
     auto fire = [self, event = *lapse] { self->fire_lost(event); };
     run_on(lock, fire, fire);
   }
-  if (!waiting) {
-    release_members(owner, taken, was_lost, promise);
-    return future;
-  }
+  if (!waiting) return release_members(owner, taken, was_lost, done);
   // A node that is not connected has not even received its acquire: nothing
   // to wait for. Should it run after a reconnect, its hold is released then.
   for (std::size_t i = 0; i < owed.size(); ++i) {
@@ -729,20 +753,21 @@ std::future<void> CompositeCore::release(thread_id owner) {
         },
         [self, owner, level_id, i] { self->late_answer(owner, level_id, i, false); });
   }
-  return future;
 }
 
 void CompositeCore::release_members(thread_id owner, const std::vector<bool>& taken, bool was_lost,
-                                    const std::shared_ptr<std::promise<void>>& promise) {
+                                    const release_done& done) {
   std::vector<std::size_t> which;
   for (std::size_t i = 0; i < taken.size(); ++i) {
     if (taken[i]) which.push_back(i);
   }
   auto self = shared_from_this();
   auto gather = std::make_shared<Gather<MemberAnswer>>(
-      which.size(), nullptr, [self, promise, was_lost](Gather<MemberAnswer>::slots slots) {
-        if (auto error = self->release_failure(present<MemberAnswer>(slots), was_lost)) return fail(promise, *error);
-        promise->set_value();
+      which.size(), nullptr, [self, done, owner, was_lost](Gather<MemberAnswer>::slots slots) {
+        auto error = self->release_failure(present<MemberAnswer>(slots), was_lost);
+        // A hold not reported lost yet: its failed release is news to the listeners.
+        if (error && !was_lost) self->fire_lost(LockLost{self->name_, owner, error->code(), error->what()});
+        done(error);
       });
   for (std::size_t k = 0; k < which.size(); ++k) {
     auto i = which[k];
@@ -763,13 +788,26 @@ void CompositeCore::release_members(thread_id owner, const std::vector<bool>& ta
 std::future<bool> CompositeCore::is_locked() {
   auto promise = std::make_shared<std::promise<bool>>();
   auto future = promise->get_future();
+  is_locked([promise](std::optional<Error> error, bool locked) {
+    if (error) return fail(promise, *error);
+    promise->set_value(locked);
+  });
+  return future;
+}
+
+void CompositeCore::is_locked(acquire_done done) {
   auto self = shared_from_this();
-  auto gather = std::make_shared<Gather<MemberAnswer>>(size(), nullptr, [self, promise](Gather<MemberAnswer>::slots slots) {
+  auto gather = std::make_shared<Gather<MemberAnswer>>(size(), nullptr, [self, done](Gather<MemberAnswer>::slots slots) {
+    std::optional<Error> failure;
+    bool locked = false;
     try {
-      promise->set_value(self->locked(present<MemberAnswer>(slots)));
-    } catch (...) {
-      promise->set_exception(std::current_exception());
+      locked = self->locked(present<MemberAnswer>(slots));
+    } catch (const Error& error) {
+      failure = error;
+    } catch (const std::exception& error) {
+      failure = Error(errc::server_error, self->message(error.what()));
     }
+    done(failure, locked);
   });
   for (std::size_t i = 0; i < size(); ++i) {
     auto member = this->member(i);
@@ -784,7 +822,6 @@ std::future<bool> CompositeCore::is_locked() {
         },
         [gather, i] { gather->report(i, MemberAnswer{i, make_error_code(errc::shut_down), false, "client shut down"}); });
   }
-  return future;
 }
 
 clock::time_point CompositeCore::valid_until(thread_id owner) const {

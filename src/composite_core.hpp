@@ -24,6 +24,7 @@
 #include <warden/lock.hpp>
 
 #include "lock_core.hpp"
+#include "lost_listeners.hpp"
 #include "quorum.hpp"
 
 namespace warden::detail {
@@ -65,13 +66,23 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   // ---- the public API, from any thread; none of these block ----
 
   // `wait` nullopt: for ever; `lease` nullopt: watchdog mode. Bad input fails
-  // the future with errc::invalid_argument before anything is sent.
+  // with errc::invalid_argument before anything is sent. The callback forms
+  // call back once, on a member's I/O thread (the calling thread when that
+  // client is shut down).
+  using acquire_done = std::function<void(std::optional<Error>, bool value)>;
+  using release_done = std::function<void(std::optional<Error>)>;
+  void try_acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
+                   acquire_done done);
   std::future<bool> try_acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease);
   std::future<void> acquire(thread_id owner, std::optional<milliseconds> lease);
+  void release(thread_id owner, release_done done);
   std::future<void> release(thread_id owner);
+  void is_locked(acquire_done done);
   std::future<bool> is_locked();
   clock::time_point valid_until(thread_id owner) const;
-  void set_lost_handler(std::function<void(const LockLost&)> handler);
+  // The users' lost-lock listeners (see LostListeners).
+  std::uint64_t add_lost_listener(std::function<void(const LockLost&)> listener);
+  void remove_lost_listener(std::uint64_t token);
 
   // Throws errc::would_deadlock when called on any member's I/O thread.
   void check_blocking(std::string_view call) const;
@@ -144,7 +155,7 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   // valid_until of a hold. Policy. Called under mutex_.
   virtual clock::time_point hold_valid_until(const Hold& hold, thread_id owner) const = 0;
 
-  // Runs the user's lost callback (outside mutex_).
+  // Logs the loss and tells the users' listeners (outside mutex_). Never throws.
   void fire_lost(const LockLost& event) const;
   // A hold found lost lets go of every member it still has, so that nothing
   // is renewed for it any more: takes them off its levels (under mutex_) and
@@ -175,8 +186,9 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   // waiting for the level's owed answers continues once none is owed.
   void late_answer(thread_id owner, std::uint64_t level, std::size_t member, bool acquired);
   // Releases the members of a level that left the book.
-  void release_members(thread_id owner, const std::vector<bool>& taken, bool was_lost,
-                       const std::shared_ptr<std::promise<void>>& promise);
+  void release_members(thread_id owner, const std::vector<bool>& taken, bool was_lost, const release_done& done);
+  // Runs `task` on the first member's I/O thread (here, after its shutdown).
+  void deliver_early(std::function<void()> task) const;
 
   // Levels an unlock took off the book while some of their answers were
   // still owed; released once the last owed answer arrives.
@@ -194,15 +206,17 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   std::string kind_;
   std::string name_;  // "{'a' on s1, ...}"
   milliseconds longest_command_timeout_{0};
-  std::function<void(const LockLost&)> lost_handler_;  // guarded by mutex_
+  LostListeners lost_listeners_;
   std::uint64_t next_generation_ = 1;                   // guarded by mutex_
   std::uint64_t next_level_ = 1;                        // guarded by mutex_
 };
 
-// unlock() of the public classes: releases the calling thread's latest hold
-// and waits; while an exception is propagating (a guard's destructor after a
-// throw) a failure is logged instead of thrown.
-void unlock_blocking(CompositeCore& core);
+// unlock() and unlock_checked() of the public classes: releases the calling
+// thread's latest hold and waits; never throws. A failure is logged and
+// returned. On a member's I/O thread (where waiting would deadlock)
+// `wait_on_loop_thread_fails` returns errc::would_deadlock without releasing;
+// otherwise the release is started and its failure left to the logger.
+std::error_code unlock_blocking(CompositeCore& core, bool wait_on_loop_thread_fails) noexcept;
 
 // The cause phrase of a member error: the error's own text, plus the
 // member's detail when it adds something (a server error's reply).

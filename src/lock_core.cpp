@@ -443,9 +443,14 @@ void LockCore::release(thread_id owner, release_done done) {
   enter_lane(
       owner, deadline, [self, owner, deadline, shared_done] { self->send_release(owner, deadline, std::move(*shared_done)); },
       [self, owner, shared_done] {
-        self->client_->watchdog().forget(*self, owner);
-        (*shared_done)(make_error_code(errc::timed_out),
-                       self->message("release timed out waiting for an acquire of the same owner to be settled"));
+        auto& watchdog = self->client_->watchdog();
+        bool believed = watchdog.count(*self, owner) > 0;
+        watchdog.forget(*self, owner);
+        auto text = self->message(
+            "release timed out waiting for an acquire of the same owner to be settled; the hold is no longer "
+            "renewed and expires with its lease");
+        if (believed) self->notify_lost(LockLost{self->name(), owner, make_error_code(errc::timed_out), text});
+        (*shared_done)(make_error_code(errc::timed_out), text);
       });
 }
 
@@ -461,23 +466,32 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
       [self, owner, done = std::move(done)](Response&& response) {
         self->leave_lane(owner);
         auto& watchdog = self->client_->watchdog();
-        if (response.error) {
+        // A hold the watchdog still vouched for: its failed release is news to
+        // the listeners. One it had reported lost was told already.
+        bool believed = watchdog.count(*self, owner) > 0;
+        auto failed = [&](std::error_code error, const std::string& text) {
           watchdog.forget(*self, owner);
-          return done(response.error, self->message(fmt::format("release failed: {}", response.error.message())));
+          if (believed) self->notify_lost(LockLost{self->name_, owner, error, text});
+          done(error, text);
+        };
+        if (response.error) {
+          return failed(response.error, self->message(fmt::format("release of {} failed, the hold is no longer "
+                                                                  "renewed and expires with its lease: {}",
+                                                                  self->client_->owner(owner),
+                                                                  response.error.message())));
         }
         if (auto problem = reply_problem(response.reply, {Reply::kind::nil, Reply::kind::integer})) {
-          watchdog.forget(*self, owner);
-          return done(problem,
-                      self->message(describe_problem(response.reply, {Reply::kind::nil, Reply::kind::integer})));
+          return failed(problem, self->message(fmt::format(
+                                     "release of {} failed: {}", self->client_->owner(owner),
+                                     describe_problem(response.reply, {Reply::kind::nil, Reply::kind::integer}))));
         }
         if (response.reply.is_nil()) {
-          bool knew = watchdog.knew_of(*self, owner);
-          watchdog.forget(*self, owner);
-          if (knew) {
-            return done(make_error_code(errc::lease_expired),
-                        self->message(fmt::format("owner {} held it, but its lease expired or the key was deleted",
-                                                  self->client_->owner(owner))));
+          if (watchdog.knew_of(*self, owner)) {
+            return failed(make_error_code(errc::lease_expired),
+                          self->message(fmt::format("owner {} held it, but its lease expired or the key was deleted",
+                                                    self->client_->owner(owner))));
           }
+          watchdog.forget(*self, owner);
           return done(make_error_code(errc::not_owner),
                       self->message(fmt::format("not held by owner {}", self->client_->owner(owner))));
         }
@@ -553,33 +567,14 @@ void LockCore::set_lease(thread_id owner, milliseconds lease, std::function<void
 }
 
 std::uint64_t LockCore::add_lost_listener(std::function<void(const LockLost&)> listener) {
-  std::lock_guard<std::mutex> guard(lost_mutex_);
-  auto token = next_listener_++;
-  lost_listeners_.emplace(token, std::move(listener));
-  return token;
+  return lost_listeners_.add(std::move(listener));
 }
 
-void LockCore::remove_lost_listener(std::uint64_t token) {
-  std::lock_guard<std::mutex> guard(lost_mutex_);
-  lost_listeners_.erase(token);
-}
-
-void LockCore::set_lost_handler(std::function<void(const LockLost&)> handler) {
-  std::lock_guard<std::mutex> guard(lost_mutex_);
-  lost_handler_ = std::move(handler);
-}
+void LockCore::remove_lost_listener(std::uint64_t token) { lost_listeners_.remove(token); }
 
 void LockCore::notify_lost(const LockLost& event) const {
-  std::function<void(const LockLost&)> handler;
-  std::vector<std::function<void(const LockLost&)>> listeners;
-  {
-    std::lock_guard<std::mutex> guard(lost_mutex_);
-    handler = lost_handler_;
-    for (auto& entry : lost_listeners_) listeners.push_back(entry.second);
-  }
   client_->log(log_level::warning, event.message);
-  if (handler) handler(event);
-  for (auto& listener : listeners) listener(event);
+  lost_listeners_.notify(event, [client = client_](log_level level, const std::string& text) { client->log(level, text); });
 }
 
 }  // namespace warden::detail

@@ -19,6 +19,7 @@
 #include <warden/cancel.hpp>
 #include <warden/lock.hpp>
 
+#include "lost_listeners.hpp"
 #include "reply.hpp"
 
 namespace warden::detail {
@@ -76,11 +77,11 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // their members the caller's lease once all are taken.
   void set_lease(thread_id owner, milliseconds lease, std::function<void(std::error_code, bool)> done);
 
-  void set_lost_handler(std::function<void(const LockLost&)> handler);
-  // Internal listeners (composite locks watching their members); called after
-  // the user's handler. Returns a token for remove_lost_listener.
+  // Listeners of the users and of composite locks watching their members
+  // (see LostListeners for when removal takes effect).
   std::uint64_t add_lost_listener(std::function<void(const LockLost&)> listener);
   void remove_lost_listener(std::uint64_t token);
+  // Logs the loss, then tells every listener. Never throws.
   void notify_lost(const LockLost& event) const;
 
   // ---- kind: what differs between lock kinds ----
@@ -144,10 +145,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   std::shared_ptr<ClientCore> client_;
   std::string name_;
   std::string channel_;
-  mutable std::mutex lost_mutex_;
-  std::function<void(const LockLost&)> lost_handler_;
-  std::map<std::uint64_t, std::function<void(const LockLost&)>> lost_listeners_;
-  std::uint64_t next_listener_ = 1;
+  LostListeners lost_listeners_;
 
   struct LaneWaiter {
     std::uint64_t id = 0;

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <future>
 
 #include "client_core.hpp"
+#include "composite_async.hpp"
 #include "composite_core.hpp"
 
 namespace warden {
@@ -114,11 +114,14 @@ CompositeCore& live(const std::shared_ptr<CompositeCore>& core) {
   return *core;
 }
 
+Error moved_from_error() {
+  return Error(errc::invalid_argument, "warden: multi-lock: called on a moved-from MultiLock handle");
+}
+
 template <class T>
 std::future<T> moved_from() {
   std::promise<T> promise;
-  promise.set_exception(std::make_exception_ptr(
-      Error(errc::invalid_argument, "warden: multi-lock: called on a moved-from MultiLock handle")));
+  promise.set_exception(std::make_exception_ptr(moved_from_error()));
   return promise.get_future();
 }
 
@@ -155,9 +158,14 @@ bool MultiLock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> l
   return core_->try_acquire(current_thread_id(), wait, lease).get();
 }
 
-void MultiLock::unlock() {
-  if (!core_) return;  // a moved-from handle holds nothing
-  detail::unlock_blocking(*core_);
+// A moved-from handle has no lock to release and no logger to tell.
+void MultiLock::unlock() noexcept {
+  if (core_) (void)detail::unlock_blocking(*core_, false);
+}
+
+std::error_code MultiLock::unlock_checked() noexcept {
+  if (!core_) return make_error_code(errc::invalid_argument);
+  return detail::unlock_blocking(*core_, true);
 }
 
 bool MultiLock::is_locked() const {
@@ -171,28 +179,53 @@ std::chrono::steady_clock::time_point MultiLock::valid_until(thread_id owner) co
   return detail::live(core_).valid_until(owner);
 }
 
-void MultiLock::on_lost(std::function<void(const LockLost&)> callback) {
-  detail::live(core_).set_lost_handler(std::move(callback));
+lost_listener_id MultiLock::add_lost_listener(lost_listener listener) {
+  return detail::live(core_).add_lost_listener(std::move(listener));
 }
 
-std::future<void> MultiLock::lock_async(thread_id owner) {
-  if (!core_) return detail::moved_from<void>();
-  return core_->acquire(owner, std::nullopt);
+void MultiLock::remove_lost_listener(lost_listener_id id) {
+  if (core_) core_->remove_lost_listener(id);
 }
 
-std::future<void> MultiLock::lock_async(thread_id owner, milliseconds lease) {
-  if (!core_) return detail::moved_from<void>();
-  return core_->acquire(owner, lease);
+LostSubscription MultiLock::subscribe_lost(lost_listener listener) {
+  auto id = detail::live(core_).add_lost_listener(std::move(listener));
+  return LostSubscription([core = core_, id] { core->remove_lost_listener(id); });
 }
 
-std::future<bool> MultiLock::try_lock_async(thread_id owner, milliseconds wait) {
-  if (!core_) return detail::moved_from<bool>();
-  return core_->try_acquire(owner, wait, std::nullopt);
+AcquireFuture<void> MultiLock::lock_async(thread_id owner) {
+  return detail::composite_acquire<void>(core_, owner, std::nullopt, std::nullopt);
 }
 
-std::future<bool> MultiLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease) {
-  if (!core_) return detail::moved_from<bool>();
-  return core_->try_acquire(owner, wait, lease);
+AcquireFuture<void> MultiLock::lock_async(thread_id owner, milliseconds lease) {
+  return detail::composite_acquire<void>(core_, owner, std::nullopt, lease);
+}
+
+void MultiLock::lock_async(thread_id owner, completion<void> done) {
+  if (!core_) return done ? done(make_error_code(errc::invalid_argument)) : void();
+  core_->try_acquire(owner, std::nullopt, std::nullopt, detail::composite_callback<void>(core_, std::move(done)));
+}
+
+void MultiLock::lock_async(thread_id owner, milliseconds lease, completion<void> done) {
+  if (!core_) return done ? done(make_error_code(errc::invalid_argument)) : void();
+  core_->try_acquire(owner, std::nullopt, lease, detail::composite_callback<void>(core_, std::move(done)));
+}
+
+AcquireFuture<bool> MultiLock::try_lock_async(thread_id owner, milliseconds wait) {
+  return detail::composite_acquire<bool>(core_, owner, wait, std::nullopt);
+}
+
+AcquireFuture<bool> MultiLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease) {
+  return detail::composite_acquire<bool>(core_, owner, wait, lease);
+}
+
+void MultiLock::try_lock_async(thread_id owner, milliseconds wait, completion<bool> done) {
+  if (!core_) return done ? done(make_error_code(errc::invalid_argument), false) : void();
+  core_->try_acquire(owner, wait, std::nullopt, detail::composite_callback<bool>(core_, std::move(done)));
+}
+
+void MultiLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease, completion<bool> done) {
+  if (!core_) return done ? done(make_error_code(errc::invalid_argument), false) : void();
+  core_->try_acquire(owner, wait, lease, detail::composite_callback<bool>(core_, std::move(done)));
 }
 
 std::future<void> MultiLock::unlock_async(thread_id owner) {
@@ -200,9 +233,19 @@ std::future<void> MultiLock::unlock_async(thread_id owner) {
   return core_->release(owner);
 }
 
+void MultiLock::unlock_async(thread_id owner, completion<void> done) {
+  if (!core_) return done ? done(make_error_code(errc::invalid_argument)) : void();
+  core_->release(owner, detail::composite_release_callback(core_, std::move(done)));
+}
+
 std::future<bool> MultiLock::is_locked_async() const {
   if (!core_) return detail::moved_from<bool>();
   return core_->is_locked();
+}
+
+void MultiLock::is_locked_async(completion<bool> done) const {
+  if (!core_) return done ? done(make_error_code(errc::invalid_argument), false) : void();
+  core_->is_locked(detail::composite_callback<bool>(core_, std::move(done)));
 }
 
 }  // namespace warden

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "client_core.hpp"
+#include "composite_async.hpp"
 #include "composite_core.hpp"
 #include "fan_out.hpp"
 
@@ -404,7 +405,15 @@ bool RedLock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lea
   return core_->try_acquire(current_thread_id(), wait, lease).get();
 }
 
-void RedLock::unlock() { detail::unlock_blocking(*core_); }
+// A moved-from handle has no lock to release and no logger to tell.
+void RedLock::unlock() noexcept {
+  if (core_) (void)detail::unlock_blocking(*core_, false);
+}
+
+std::error_code RedLock::unlock_checked() noexcept {
+  if (!core_) return make_error_code(errc::invalid_argument);
+  return detail::unlock_blocking(*core_, true);
+}
 
 bool RedLock::is_locked() const {
   core_->check_blocking("is_locked()");
@@ -415,22 +424,57 @@ std::chrono::steady_clock::time_point RedLock::valid_until() const { return vali
 
 std::chrono::steady_clock::time_point RedLock::valid_until(thread_id owner) const { return core_->valid_until(owner); }
 
-void RedLock::on_lost(std::function<void(const LockLost&)> callback) { core_->set_lost_handler(std::move(callback)); }
+lost_listener_id RedLock::add_lost_listener(lost_listener listener) { return core_->add_lost_listener(std::move(listener)); }
 
-std::future<void> RedLock::lock_async(thread_id owner) { return core_->acquire(owner, std::nullopt); }
+void RedLock::remove_lost_listener(lost_listener_id id) { core_->remove_lost_listener(id); }
 
-std::future<void> RedLock::lock_async(thread_id owner, milliseconds lease) { return core_->acquire(owner, lease); }
-
-std::future<bool> RedLock::try_lock_async(thread_id owner, milliseconds wait) {
-  return core_->try_acquire(owner, wait, std::nullopt);
+LostSubscription RedLock::subscribe_lost(lost_listener listener) {
+  auto id = core_->add_lost_listener(std::move(listener));
+  return LostSubscription([core = core_, id] { core->remove_lost_listener(id); });
 }
 
-std::future<bool> RedLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease) {
-  return core_->try_acquire(owner, wait, lease);
+AcquireFuture<void> RedLock::lock_async(thread_id owner) {
+  return detail::composite_acquire<void>(core_, owner, std::nullopt, std::nullopt);
+}
+
+AcquireFuture<void> RedLock::lock_async(thread_id owner, milliseconds lease) {
+  return detail::composite_acquire<void>(core_, owner, std::nullopt, lease);
+}
+
+void RedLock::lock_async(thread_id owner, completion<void> done) {
+  core_->try_acquire(owner, std::nullopt, std::nullopt, detail::composite_callback<void>(core_, std::move(done)));
+}
+
+void RedLock::lock_async(thread_id owner, milliseconds lease, completion<void> done) {
+  core_->try_acquire(owner, std::nullopt, lease, detail::composite_callback<void>(core_, std::move(done)));
+}
+
+AcquireFuture<bool> RedLock::try_lock_async(thread_id owner, milliseconds wait) {
+  return detail::composite_acquire<bool>(core_, owner, wait, std::nullopt);
+}
+
+AcquireFuture<bool> RedLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease) {
+  return detail::composite_acquire<bool>(core_, owner, wait, lease);
+}
+
+void RedLock::try_lock_async(thread_id owner, milliseconds wait, completion<bool> done) {
+  core_->try_acquire(owner, wait, std::nullopt, detail::composite_callback<bool>(core_, std::move(done)));
+}
+
+void RedLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease, completion<bool> done) {
+  core_->try_acquire(owner, wait, lease, detail::composite_callback<bool>(core_, std::move(done)));
 }
 
 std::future<void> RedLock::unlock_async(thread_id owner) { return core_->release(owner); }
 
+void RedLock::unlock_async(thread_id owner, completion<void> done) {
+  core_->release(owner, detail::composite_release_callback(core_, std::move(done)));
+}
+
 std::future<bool> RedLock::is_locked_async() const { return core_->is_locked(); }
+
+void RedLock::is_locked_async(completion<bool> done) const {
+  core_->is_locked(detail::composite_callback<bool>(core_, std::move(done)));
+}
 
 }  // namespace warden

@@ -12,8 +12,9 @@ namespace warden {
 
 enum class log_level { debug, info, warning, error };
 
-// Called on the Client's I/O thread; it must not block and must not call back
-// into blocking warden functions.
+// Called on the Client's I/O thread (and, for failed unlock() calls, on the
+// calling thread); it must not block and must not call back into blocking
+// warden functions. What it throws is ignored.
 using logger = std::function<void(log_level, std::string_view message)>;
 
 struct Config {

@@ -10,7 +10,9 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <utility>
 
+#include <warden/acquire_future.hpp>
 #include <warden/cancel.hpp>
 #include <warden/detail/timed_lockable.hpp>
 #include <warden/thread_id.hpp>
@@ -21,13 +23,74 @@ namespace detail {
 class LockCore;
 }
 
-// What a lost-lock callback is told.
+// What a lost-lock listener is told.
 struct LockLost {
   std::string lock_name;
   thread_id owner;       // the thread id part of the owner whose hold was lost
-  std::error_code cause; // errc::lease_expired (gone on the server) or a connection error
+  std::error_code cause; // errc::lease_expired (gone on the server), a connection error, or
+                         // the error a release failed with
   std::string message;   // names the lock and the server
 };
+
+// A lost-lock listener. Runs on a Client's I/O thread: it must not block, and
+// uses the completion-callback forms of the *_async calls if it needs the lock
+// (a blocking call there throws errc::would_deadlock; a future there could
+// only be waited for by blocking the thread that completes it). What it throws
+// is caught and logged.
+using lost_listener = std::function<void(const LockLost&)>;
+// Identifies a listener for remove_lost_listener. Never 0.
+using lost_listener_id = std::uint64_t;
+
+// Keeps a lost-lock listener registered for its lifetime (RAII): made by
+// subscribe_lost() of every lock kind, it removes the listener when destroyed
+// or reset. Movable, not copyable. Destroying it from inside the listener
+// itself is allowed.
+class LostSubscription {
+ public:
+  LostSubscription() noexcept = default;
+  explicit LostSubscription(std::function<void()> remove) noexcept : remove_(std::move(remove)) {}
+  LostSubscription(LostSubscription&& other) noexcept : remove_(std::exchange(other.remove_, nullptr)) {}
+  LostSubscription& operator=(LostSubscription&& other) noexcept {
+    if (this != &other) {
+      reset();
+      remove_ = std::exchange(other.remove_, nullptr);
+    }
+    return *this;
+  }
+  LostSubscription(const LostSubscription&) = delete;
+  LostSubscription& operator=(const LostSubscription&) = delete;
+  ~LostSubscription() { reset(); }
+
+  // Removes the listener now (see remove_lost_listener); then a no-op.
+  void reset() noexcept {
+    if (auto remove = std::exchange(remove_, nullptr)) remove();
+  }
+  explicit operator bool() const noexcept { return static_cast<bool>(remove_); }
+
+ private:
+  std::function<void()> remove_;
+};
+
+namespace detail {
+template <class T>
+struct completion_of {
+  using type = std::function<void(std::error_code error, T value)>;
+};
+template <>
+struct completion_of<void> {
+  using type = std::function<void(std::error_code error)>;
+};
+}  // namespace detail
+
+// The completion callback of an asynchronous call: completion<void> is
+// void(std::error_code), completion<T> is void(std::error_code, T) (T is
+// value-initialised when error is set). It runs exactly once, on the Client's
+// I/O thread (also for bad input and after shutdown, where it runs at once on
+// the calling thread if the I/O thread is gone). It must not block; it may
+// start further *_async calls with callbacks. What it throws is caught and
+// logged. The error's text (naming the lock and server) is logged at debug level.
+template <class T>
+using completion = typename detail::completion_of<T>::type;
 
 // A handle to one named lock of one Client. Handles are cheap to copy; copies
 // refer to the same lock. Every member is safe to call from any thread.
@@ -40,8 +103,10 @@ struct LockLost {
 // long as it is held; a hold taken with a lease expires by itself after it.
 //
 // Lock satisfies Lockable and TimedLockable: std::lock_guard, std::unique_lock
-// and std::scoped_lock work with it. Blocking calls made on the Client's I/O
-// thread (inside a callback) throw errc::would_deadlock instead of hanging.
+// and std::scoped_lock work with it, and unlock() never throws, so losing the
+// lock while a guard holds it never ends the process. Blocking calls made on
+// the Client's I/O thread (inside a callback) throw errc::would_deadlock
+// instead of hanging.
 class Lock : public detail::timed_lockable<Lock> {
  public:
   using milliseconds = std::chrono::milliseconds;
@@ -72,26 +137,36 @@ class Lock : public detail::timed_lockable<Lock> {
   // duration or clock; both come from detail::timed_lockable.
 
   // Releases one hold of the calling thread; the last release deletes the key
-  // and wakes a waiter. Throws errc::not_owner when the calling thread does not
-  // hold the lock, errc::lease_expired when it did but the lease ran out.
+  // and wakes a waiter. Never throws (Lockable requires it), so std::lock_guard,
+  // std::unique_lock and std::scoped_lock are safe even when the hold was lost
+  // while they held it. A release that fails is reported instead:
+  //   - through the lost-lock listeners, when this client believed the hold was
+  //     still good (a LockLost whose cause is the release's error:
+  //     errc::lease_expired when the key was gone or had another owner, a
+  //     connection error or errc::server_error when the outcome is unknown);
+  //     a hold the watchdog had already reported lost is not reported twice;
+  //   - through Config::logger (level error), always;
+  //   - to the caller of unlock_checked(), which returns the cause.
+  // Whatever the outcome, this client stops renewing the hold, so a release
+  // that failed on a connection error leaves a key that expires with its lease.
   // Retried releases are idempotent: a release whose reply was lost is resent
-  // and reports its first result. Whatever the outcome, this client stops
-  // renewing the released hold, so a release that failed on a connection
-  // error leaves a key that expires with its lease.
-  //
-  // Unlike std::mutex, this unlock can fail, and it says so by throwing
-  // (as Redisson's does). While an exception is already propagating it logs
-  // instead, so a guard unwinding after an error never ends the program. A
-  // std::lock_guard leaving its scope normally calls unlock() from a noexcept
-  // destructor, so a failure there (the hold was lost, the server is down)
-  // terminates: code that must survive losing its lock unlocks explicitly
-  // (std::unique_lock and unlock() in a try) or uses unlock_async.
-  void unlock();
+  // and reports its first result. Waits at most Config::command_timeout (the
+  // resends share that deadline).
+  // Called on the Client's I/O thread (inside a callback), it cannot wait:
+  // it starts the release and returns, and failures are reported as above.
+  void unlock() noexcept;
+
+  // As unlock(), and returns the cause of a failure (empty on success):
+  // errc::not_owner (the calling thread held nothing, nothing changed),
+  // errc::lease_expired (the hold was lost), a connection error,
+  // errc::server_error, errc::shut_down, or errc::would_deadlock when called on
+  // the I/O thread (nothing sent; use unlock_async there). Never throws.
+  [[nodiscard]] std::error_code unlock_checked() noexcept;
 
   // Deletes the lock whoever holds it. True if there was a lock to delete.
   bool force_unlock();
 
-  // Queries (one round trip each).
+  // Queries (one round trip each). Throw warden::Error on failure.
   bool is_locked() const;
   bool is_held_by_current_thread() const;
   bool is_held_by_thread(thread_id owner) const;
@@ -105,23 +180,55 @@ class Lock : public detail::timed_lockable<Lock> {
   std::chrono::steady_clock::time_point valid_until() const;
   std::chrono::steady_clock::time_point valid_until(thread_id owner) const;
 
-  // Called (on the I/O thread) when a hold of this lock by any owner of this
-  // client is found lost: the key vanished or changed owner, or no renewal was
-  // confirmed for a whole lease. Replaces the previous callback.
-  void on_lost(std::function<void(const LockLost&)> callback);
+  // Lost-lock listeners: each is called (on the I/O thread) when a hold of this
+  // lock by any owner of this client is found lost — the key vanished or
+  // changed owner, a fixed lease ran out, no renewal was confirmed for a whole
+  // lease — or when a release of a hold believed good failed (see unlock()).
+  // Every handle of the lock shares its listeners; any number may be added.
+  // After remove_lost_listener() returns, the listener is not running and is
+  // never called again (when called from inside a listener, a call already
+  // under way on this thread is not waited for). Removing an unknown id does
+  // nothing. A listener is kept until removed: one that captures a handle of
+  // its own lock keeps the lock and its Client's state alive until then.
+  lost_listener_id add_lost_listener(lost_listener listener);
+  void remove_lost_listener(lost_listener_id id);
+  // add_lost_listener, removed again when the returned subscription goes away.
+  [[nodiscard]] LostSubscription subscribe_lost(lost_listener listener);
 
-  // Asynchronous twins. They never block; failures arrive as warden::Error
-  // through the future. `owner` is the thread id that will hold the lock.
-  std::future<void> lock_async(thread_id owner);
-  std::future<void> lock_async(thread_id owner, milliseconds lease);
+  // Asynchronous twins. They never block. `owner` is the thread id that will
+  // hold (or holds) the lock: a thread's current_thread_id(), or an owner id
+  // from new_owner_id() for work that is not tied to one thread.
+  //
+  // Future forms: failures arrive as warden::Error through the future. An
+  // AcquireFuture releases a hold nobody collected with get() (see
+  // acquire_future.hpp); a callback form's hold is the callback's.
+  //
+  // Callback forms: the callback runs once on the I/O thread (see completion);
+  // they are the ones to use inside a lost-lock listener or another callback.
+  AcquireFuture<void> lock_async(thread_id owner);
+  AcquireFuture<void> lock_async(thread_id owner, milliseconds lease);
   // Fails with errc::cancelled once `cancel` is cancelled while it waits.
-  std::future<void> lock_async(thread_id owner, const cancel_token& cancel);
-  std::future<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});
-  std::future<bool> try_lock_async(thread_id owner, milliseconds wait, milliseconds lease);
+  AcquireFuture<void> lock_async(thread_id owner, const cancel_token& cancel);
+  void lock_async(thread_id owner, completion<void> done);
+  void lock_async(thread_id owner, milliseconds lease, completion<void> done);
+  AcquireFuture<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});
+  AcquireFuture<bool> try_lock_async(thread_id owner, milliseconds wait, milliseconds lease);
+  void try_lock_async(thread_id owner, milliseconds wait, completion<bool> done);
+  void try_lock_async(thread_id owner, milliseconds wait, milliseconds lease, completion<bool> done);
+  // Releases as unlock() does (listeners are told of a lost hold), and also
+  // delivers the failure (as warden::Error through the future, or as the code).
   std::future<void> unlock_async(thread_id owner);
+  void unlock_async(thread_id owner, completion<void> done);
   std::future<bool> force_unlock_async();
+  void force_unlock_async(completion<bool> done);
   std::future<bool> is_locked_async() const;
+  void is_locked_async(completion<bool> done) const;
+  std::future<bool> is_held_by_thread_async(thread_id owner) const;
+  void is_held_by_thread_async(thread_id owner, completion<bool> done) const;
+  std::future<int> hold_count_async(thread_id owner) const;
+  void hold_count_async(thread_id owner, completion<int> done) const;
   std::future<std::optional<milliseconds>> remain_time_to_live_async() const;
+  void remain_time_to_live_async(completion<std::optional<milliseconds>> done) const;
 
   // Internal: the shared state behind this handle.
   const std::shared_ptr<detail::LockCore>& core() const noexcept { return core_; }

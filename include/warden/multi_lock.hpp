@@ -44,7 +44,7 @@ class CompositeCore;
 // by their Clients' watchdogs.
 //
 // Satisfies Lockable and TimedLockable, so std::lock_guard, std::unique_lock
-// and std::scoped_lock work. The destructor never throws. Blocking calls made
+// and std::scoped_lock work. unlock() never throws. Blocking calls made
 // on the I/O thread of any member's Client throw errc::would_deadlock.
 //
 // The MultiLock's own back-off timers run on the I/O thread of the first
@@ -80,14 +80,19 @@ class MultiLock : public detail::timed_lockable<MultiLock> {
   // one command timeout, after releasing the others.
 
   // Releases one hold of every member by the calling thread, all in parallel.
-  // Every member is released even if some fail; the failures are reported
-  // together in one warden::Error whose code is the first failing member's
-  // (errc::lease_expired for a member whose lease ran out, a connection
-  // error, ...) and whose message names every failing member and its cause.
-  // Throws errc::not_owner, without sending anything, when the calling thread
-  // holds nothing through this MultiLock (or a copy of it). While an exception
-  // is already propagating, failures are logged instead of thrown.
-  void unlock();
+  // Every member is released even if some fail. Never throws (Lockable), so
+  // std guards are safe when a member was lost while held. A failure is
+  // logged (Config::logger of the first member's Client, level error), told
+  // to the lost-lock listeners unless they were already told of this hold's
+  // loss, and returned by unlock_checked(): the code is the first failing
+  // member's (errc::lease_expired for a member whose lease ran out, a
+  // connection error, ...), the logged message names every failing member and
+  // its cause; errc::not_owner, without sending anything, when the calling
+  // thread holds nothing through this MultiLock (or a copy of it). On a
+  // member's I/O thread unlock() starts the release without waiting, and
+  // unlock_checked() returns errc::would_deadlock without releasing.
+  void unlock() noexcept;
+  [[nodiscard]] std::error_code unlock_checked() noexcept;
 
   // True if every member is locked, by anyone (one round trip per member, in
   // parallel). Throws the first member error.
@@ -100,22 +105,37 @@ class MultiLock : public detail::timed_lockable<MultiLock> {
   std::chrono::steady_clock::time_point valid_until() const;
   std::chrono::steady_clock::time_point valid_until(thread_id owner) const;
 
-  // Called once per hold when any member of it is found lost (its key vanished
-  // or changed owner, its lease ran out, or no renewal was confirmed for a
-  // whole lease). Runs on that member's Client I/O thread; it must not block.
-  // LockLost::lock_name names the member; message names the MultiLock too.
-  // Replaces the previous callback. The other members stay held until unlock().
-  void on_lost(std::function<void(const LockLost&)> callback);
+  // Lost-lock listeners (see Lock): each is called once per hold when any
+  // member of it is found lost (its key vanished or changed owner, its lease
+  // ran out, or no renewal was confirmed for a whole lease), or when the
+  // hold's release failed. Runs on that member's Client I/O thread; it must
+  // not block. LockLost::lock_name names the member (for a failed release:
+  // every member); message names the MultiLock too. The other members stay
+  // held until unlock(). Copies of a MultiLock share listeners.
+  lost_listener_id add_lost_listener(lost_listener listener);
+  void remove_lost_listener(lost_listener_id id);
+  [[nodiscard]] LostSubscription subscribe_lost(lost_listener listener);
 
-  // Asynchronous twins: never block; errors arrive as warden::Error through the
-  // future, which is completed on one of the members' I/O threads. `owner` is
-  // the thread id that holds (or will hold) the locks.
-  std::future<void> lock_async(thread_id owner);
-  std::future<void> lock_async(thread_id owner, milliseconds lease);
-  std::future<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});
-  std::future<bool> try_lock_async(thread_id owner, milliseconds wait, milliseconds lease);
+  // Asynchronous twins: never block. `owner` is the thread id that holds (or
+  // will hold) the locks, e.g. from new_owner_id(). Future forms: errors arrive
+  // as warden::Error through the future, which is completed on one of the
+  // members' I/O threads; an AcquireFuture destroyed before get() gives back
+  // the hold its acquire takes (see acquire_future.hpp). Callback forms: the
+  // callback runs once on one of the members' I/O threads and must not block
+  // (see completion in lock.hpp); they are the forms to use inside a lost-lock
+  // listener. unlock_async reports a lost hold to the listeners as unlock() does.
+  AcquireFuture<void> lock_async(thread_id owner);
+  AcquireFuture<void> lock_async(thread_id owner, milliseconds lease);
+  void lock_async(thread_id owner, completion<void> done);
+  void lock_async(thread_id owner, milliseconds lease, completion<void> done);
+  AcquireFuture<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});
+  AcquireFuture<bool> try_lock_async(thread_id owner, milliseconds wait, milliseconds lease);
+  void try_lock_async(thread_id owner, milliseconds wait, completion<bool> done);
+  void try_lock_async(thread_id owner, milliseconds wait, milliseconds lease, completion<bool> done);
   std::future<void> unlock_async(thread_id owner);
+  void unlock_async(thread_id owner, completion<void> done);
   std::future<bool> is_locked_async() const;
+  void is_locked_async(completion<bool> done) const;
 
  private:
   friend class detail::timed_lockable<MultiLock>;

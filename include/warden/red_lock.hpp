@@ -89,15 +89,20 @@ class RedLock : public detail::timed_lockable<RedLock> {
   // all in parallel. An acquire returns as soon as a majority said yes; if a
   // connected node had not answered yet, unlock first waits for its answer (at
   // most its time budget), so that no key is left behind on it; a node that
-  // answers later still is released then. Succeeds when a majority confirmed the
-  // release and the hold was not lost; otherwise
-  // throws errc::lease_expired (the lock had been lost, also when the
-  // lost-lock callback fired before) or
-  // errc::quorum_not_reached (nodes could not be reached; their keys expire
-  // with their lease), listing every node's cause. Throws errc::not_owner,
-  // without sending anything, when the calling thread holds nothing through
-  // this RedLock. While an exception is propagating, failures are logged.
-  void unlock();
+  // answers later still is released then. Succeeds when a majority confirmed
+  // the release and the hold was not lost; otherwise fails with
+  // errc::lease_expired (the lock had been lost, also when the listeners were
+  // told before) or errc::quorum_not_reached (nodes could not be reached;
+  // their keys expire with their lease), the logged message listing every
+  // node's cause; errc::not_owner, without sending anything, when the calling
+  // thread holds nothing through this RedLock. Never throws (Lockable): a
+  // failure is logged (level error), told to the lost-lock listeners unless
+  // they were already told of this hold's loss, and returned by
+  // unlock_checked(). On a member's I/O thread unlock() starts the release
+  // without waiting, and unlock_checked() returns errc::would_deadlock without
+  // releasing.
+  void unlock() noexcept;
+  [[nodiscard]] std::error_code unlock_checked() noexcept;
 
   // True if a majority of the nodes have the key, whoever holds it. Throws
   // errc::quorum_not_reached when unreachable nodes leave it undecided.
@@ -114,21 +119,31 @@ class RedLock : public detail::timed_lockable<RedLock> {
   std::chrono::steady_clock::time_point valid_until() const;
   std::chrono::steady_clock::time_point valid_until(thread_id owner) const;
 
-  // Called once per hold when a majority of nodes is no longer confirmed
-  // valid: a node's loss left too few, or the majority's validity ran out
-  // (renewals failed or came too late, the process was stopped). Runs on the
-  // I/O thread of the node whose loss broke the majority, or of the first
-  // member's Client; it must not block. LockLost::lock_name names that node's
-  // lock; message says why. Replaces the previous callback.
-  void on_lost(std::function<void(const LockLost&)> callback);
+  // Lost-lock listeners (see Lock): each is called once per hold when a
+  // majority of nodes is no longer confirmed valid — a node's loss left too
+  // few, or the majority's validity ran out (renewals failed or came too
+  // late, the process was stopped) — or when the hold's release failed. Runs
+  // on the I/O thread of the node whose loss broke the majority, or of the
+  // first member's Client; it must not block. LockLost::lock_name names that
+  // node's lock (for a failed release: every node); message says why. Copies
+  // of a RedLock share listeners.
+  lost_listener_id add_lost_listener(lost_listener listener);
+  void remove_lost_listener(lost_listener_id id);
+  [[nodiscard]] LostSubscription subscribe_lost(lost_listener listener);
 
   // Asynchronous twins, as for MultiLock.
-  std::future<void> lock_async(thread_id owner);
-  std::future<void> lock_async(thread_id owner, milliseconds lease);
-  std::future<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});
-  std::future<bool> try_lock_async(thread_id owner, milliseconds wait, milliseconds lease);
+  AcquireFuture<void> lock_async(thread_id owner);
+  AcquireFuture<void> lock_async(thread_id owner, milliseconds lease);
+  void lock_async(thread_id owner, completion<void> done);
+  void lock_async(thread_id owner, milliseconds lease, completion<void> done);
+  AcquireFuture<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});
+  AcquireFuture<bool> try_lock_async(thread_id owner, milliseconds wait, milliseconds lease);
+  void try_lock_async(thread_id owner, milliseconds wait, completion<bool> done);
+  void try_lock_async(thread_id owner, milliseconds wait, milliseconds lease, completion<bool> done);
   std::future<void> unlock_async(thread_id owner);
+  void unlock_async(thread_id owner, completion<void> done);
   std::future<bool> is_locked_async() const;
+  void is_locked_async(completion<bool> done) const;
 
  private:
   friend class detail::timed_lockable<RedLock>;

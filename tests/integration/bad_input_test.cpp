@@ -64,14 +64,14 @@ TEST_F(BadInput, NegativeWaitIsRejected) {
 
 TEST_F(BadInput, UnlockWhenNotHeldIsNotOwner) {
   Lock lock = client.get_lock("never-locked");
-  expect_error(errc::not_owner, "never-locked", [&] { lock.unlock(); });
+  expect_error(errc::not_owner, "never-locked", [&] { lock.unlock_async(current_thread_id()).get(); });
 }
 
 TEST_F(BadInput, UnlockFromAnotherThreadIsNotOwnerAndLeavesTheHold) {
   Lock lock = client.get_lock("mine");
   lock.lock();
   auto held = probe.hgetall("mine");
-  std::thread([&] { expect_error(errc::not_owner, "mine", [&] { lock.unlock(); }); }).join();
+  std::thread([&] { expect_error(errc::not_owner, "mine", [&] { lock.unlock_async(current_thread_id()).get(); }); }).join();
   EXPECT_EQ(probe.hgetall("mine"), held);
   lock.unlock();
 }
@@ -80,7 +80,7 @@ TEST_F(BadInput, UnlockByAnotherClientIsNotOwner) {
   Lock lock = client.get_lock("theirs");
   lock.lock();
   Client other{fast_config(server)};
-  expect_error(errc::not_owner, "theirs", [&] { other.get_lock("theirs").unlock(); });
+  expect_error(errc::not_owner, "theirs", [&] { other.get_lock("theirs").unlock_async(current_thread_id()).get(); });
   lock.unlock();
 }
 

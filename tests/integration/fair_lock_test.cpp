@@ -242,7 +242,7 @@ TEST_F(FairLockTest, ReleaseWakesOnlyTheQueueHead) {
   MessageRecorder recorder(server, channels);
   holder.get_fair_lock(name).lock(60s);  // waiters would sleep 10 s between their own attempts
 
-  std::vector<std::future<void>> got;
+  std::vector<AcquireFuture<void>> got;
   for (int i = 0; i < count; ++i) {
     got.push_back(clients[i]->get_fair_lock(name).lock_async(400 + i));
     ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == static_cast<std::size_t>(i) + 1; }));

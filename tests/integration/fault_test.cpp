@@ -221,7 +221,7 @@ TEST(Fault, DestroyingTheClientFailsPendingCallsWithShutDown) {
   RedisServer server;
   Client holder{fast_config(server)};
   holder.get_lock("forever").lock();
-  std::future<void> pending;
+  AcquireFuture<void> pending;
   Lock orphan_handle = [&] {
     Client client{fast_config(server)};
     Lock lock = client.get_lock("forever");
@@ -252,7 +252,7 @@ TEST(Fault, BlockingCallInsideACallbackFailsInsteadOfDeadlocking) {
   Lock lock = client.get_lock("reentrant-callback");
   Event done;
   std::error_code seen;
-  lock.on_lost([&](const LockLost&) {
+  lock.add_lost_listener([&](const LockLost&) {
     try {
       lock.is_locked();  // runs on the I/O thread
     } catch (const Error& error) {

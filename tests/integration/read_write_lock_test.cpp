@@ -254,12 +254,7 @@ TEST_F(ReadWriteLockTest, ReentrantCountsForBoth) {
     EXPECT_FALSE(probe.exists(hold_key(name, me, i + 1)));
   }
   EXPECT_FALSE(probe.exists(name));
-  try {
-    read.unlock();
-    FAIL() << "unlocking an unheld read lock must throw";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), errc::not_owner);
-  }
+  EXPECT_EQ(read.unlock_checked(), errc::not_owner) << "unlocking an unheld read lock must fail";
 }
 
 TEST_F(ReadWriteLockTest, WriteReleaseWakesEveryWaitingReaderReadReleaseAWriter) {
@@ -270,7 +265,7 @@ TEST_F(ReadWriteLockTest, WriteReleaseWakesEveryWaitingReaderReadReleaseAWriter)
   write.lock(60s);  // only a wake-up can explain a fast hand-over
 
   // Three readers waiting in one client, on one subscription.
-  std::vector<std::future<void>> readers;
+  std::vector<AcquireFuture<void>> readers;
   for (thread_id owner : {31, 32, 33}) readers.push_back(their_read.lock_async(owner));
   for (thread_id owner : {31, 32, 33}) {
     ASSERT_TRUE(eventually([&] { return log.runs(scripts::rwlock_read_acquire, owner_of(other, owner)) == 2; }));
@@ -308,8 +303,8 @@ TEST_F(ReadWriteLockTest, WatchdogKeepsManyReadersAliveAndStopsAfterTheirRelease
   Lock a_read = a.get_read_write_lock(name).read_lock();
   Lock b_read = b.get_read_write_lock(name).read_lock();
   Event lost;
-  a_read.on_lost([&](const LockLost&) { lost.set(); });
-  b_read.on_lost([&](const LockLost&) { lost.set(); });
+  a_read.add_lost_listener([&](const LockLost&) { lost.set(); });
+  b_read.add_lost_listener([&](const LockLost&) { lost.set(); });
   const std::vector<std::string> hold_keys{name + ":" + owner_of(a, 1) + ":rwlock_timeout:1",
                                            name + ":" + owner_of(a, 1) + ":rwlock_timeout:2",
                                            name + ":" + owner_of(a, 2) + ":rwlock_timeout:1",
@@ -353,18 +348,13 @@ TEST_F(ReadWriteLockTest, WatchdogReportsALostReadHold) {
   Client watched{config};
   Lock read = watched.get_read_write_lock(name).read_lock();
   Event lost;
-  read.on_lost([&](const LockLost& event) {
+  read.add_lost_listener([&](const LockLost& event) {
     if (event.cause == errc::lease_expired) lost.set();
   });
   read.lock();
   probe.command({"DEL", name});
   ASSERT_TRUE(lost.wait_for(2s));
-  try {
-    read.unlock();
-    FAIL() << "unlock after the hold was lost must throw";
-  } catch (const Error& error) {
-    EXPECT_EQ(error.code(), errc::lease_expired);
-  }
+  EXPECT_EQ(read.unlock_checked(), errc::lease_expired) << "unlock after the hold was lost must fail";
 }
 
 TEST_F(ReadWriteLockTest, ForceUnlockOnlyInItsOwnMode) {

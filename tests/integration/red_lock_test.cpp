@@ -160,7 +160,7 @@ TEST(RedLock, IsReentrant) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(nodes.probe(i).hgetall("again").at(mine.field(i)), "1");
   lock.unlock();
   EXPECT_EQ(nodes.with_key("again"), 0);
-  EXPECT_EQ(expect_error([&] { lock.unlock(); }).code(), errc::not_owner);
+  EXPECT_EQ(expect_error([&] { lock.unlock_async(current_thread_id()).get(); }).code(), errc::not_owner);
 }
 
 TEST(RedLock, ValidUntilIsTheRoundStartPlusLeaseMinusDrift) {
@@ -361,7 +361,7 @@ TEST(RedLock, ANodeRestartedEmptyDuringAWatchdogHoldGetsTheKeyBack) {
   Side mine(nodes, short_watchdog);
   RedLock lock = mine.red_lock("phoenix");
   Event lost;
-  lock.on_lost([&](const LockLost&) { lost.set(); });
+  lock.add_lost_listener([&](const LockLost&) { lost.set(); });
   lock.lock();
   // lock() returns once a majority holds it; wait for the third node too.
   ASSERT_TRUE(eventually([&] {
@@ -391,7 +391,7 @@ TEST(RedLock, LosingTheMajorityFiresTheCallback) {
   std::mutex mutex;
   std::vector<LockLost> seen;
   Event lost;
-  lock.on_lost([&](const LockLost& event) {
+  lock.add_lost_listener([&](const LockLost& event) {
     std::lock_guard<std::mutex> guard(mutex);
     seen.push_back(event);
     lost.set();
@@ -414,7 +414,7 @@ TEST(RedLock, LosingTheMajorityFiresTheCallback) {
     EXPECT_NE(seen[0].message.find("1 of 3 nodes confirmed valid, 2 needed"), std::string::npos) << seen[0].message;
   }
   EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point::min());
-  Error error = expect_error([&] { lock.unlock(); });
+  Error error = expect_error([&] { lock.unlock_async(current_thread_id()).get(); });
   EXPECT_EQ(error.code(), errc::lease_expired) << error.what();
   // A lost hold lets go of the node it still had, without waiting for unlock().
   EXPECT_TRUE(eventually([&] { return !nodes.probe(2).exists("usurped"); }));
@@ -448,7 +448,7 @@ TEST(RedLock, AHolderStoppedPastItsLeaseIsLostAndNeverTakenBack) {
   RedLock rival = theirs.red_lock("stopped");
   std::atomic<int> calls{0};
   Event lost;
-  lock.on_lost([&](const LockLost&) {
+  auto subscription = lock.subscribe_lost([&](const LockLost&) {
     ++calls;
     lost.set();
   });
@@ -475,8 +475,7 @@ TEST(RedLock, AHolderStoppedPastItsLeaseIsLostAndNeverTakenBack) {
   }
   EXPECT_LT(lock.valid_until(), std::chrono::steady_clock::now());
   EXPECT_EQ(calls.load(), 1);
-  Error error = expect_error([&] { lock.unlock(); });
-  EXPECT_EQ(error.code(), errc::lease_expired) << error.what();
+  EXPECT_EQ(lock.unlock_checked(), errc::lease_expired);
   EXPECT_EQ(nodes.with_key("stopped"), 0);
   EXPECT_EQ(calls.load(), 1);
 }
@@ -491,7 +490,7 @@ TEST(RedLock, AnOwnerThatTookTheLockFromAStoppedHolderKeepsIt) {
   RedLock lock = mine.red_lock("taken-over");
   RedLock rival = theirs.red_lock("taken-over");
   Event lost;
-  lock.on_lost([&](const LockLost&) { lost.set(); });
+  auto subscription = lock.subscribe_lost([&](const LockLost&) { lost.set(); });
   lock.lock();
   ASSERT_TRUE(eventually([&] { return every_member_valid(lock); }));
   {
@@ -502,8 +501,7 @@ TEST(RedLock, AnOwnerThatTookTheLockFromAStoppedHolderKeepsIt) {
   }
   ASSERT_TRUE(lost.wait_for(3s)) << "no lost-lock callback";
   EXPECT_LT(lock.valid_until(), std::chrono::steady_clock::now());
-  Error error = expect_error([&] { lock.unlock(); });
-  EXPECT_EQ(error.code(), errc::lease_expired) << error.what();
+  EXPECT_EQ(lock.unlock_checked(), errc::lease_expired);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(nodes.probe(i).hgetall("taken-over"), (std::map<std::string, std::string>{{theirs.field(i), "1"}}))
         << i;

@@ -1,0 +1,71 @@
+// The asynchronous forms MultiLock and RedLock share: AcquireFutures that give
+// back a hold nobody collected, and completion callbacks, guarded.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <type_traits>
+
+#include <warden/acquire_future.hpp>
+#include <warden/lock.hpp>
+
+#include "acquire_claim.hpp"
+#include "composite_core.hpp"
+#include "lost_listeners.hpp"
+
+namespace warden::detail {
+
+// T = void: the acquire waits for ever (held or an error); T = bool: false on time-out.
+template <class T>
+AcquireFuture<T> composite_acquire(const std::shared_ptr<CompositeCore>& core, thread_id owner,
+                                   std::optional<std::chrono::milliseconds> wait,
+                                   std::optional<std::chrono::milliseconds> lease) {
+  if (!core) {
+    std::promise<T> failed;
+    failed.set_exception(std::make_exception_ptr(
+        Error(errc::invalid_argument, "warden: called on a moved-from MultiLock or RedLock handle")));
+    return AcquireFuture<T>(failed.get_future(), nullptr);
+  }
+  auto claim = std::make_shared<AcquireClaim>([core, owner] {
+    core->release(owner, [core](std::optional<Error> error) {
+      if (error) core->log(log_level::warning, error->what());
+    });
+  });
+  auto promise = std::make_shared<std::promise<T>>();
+  auto future = promise->get_future();
+  core->try_acquire(owner, wait, lease, [claim, promise](std::optional<Error> error, bool acquired) {
+    claim->completed(!error && acquired);
+    if (error) return promise->set_exception(std::make_exception_ptr(*error));
+    if constexpr (std::is_void_v<T>) {
+      promise->set_value();
+    } else {
+      promise->set_value(acquired);
+    }
+  });
+  return AcquireFuture<T>(std::move(future), std::move(claim));
+}
+
+// A user's completion<T> (T = void or bool) as the core's callback.
+template <class T>
+CompositeCore::acquire_done composite_callback(const std::shared_ptr<CompositeCore>& core, completion<T> done) {
+  return [core, done = std::move(done)](std::optional<Error> error, bool value) {
+    if (error) core->log(log_level::debug, error->what());
+    if (!done) return;
+    auto log = [core](log_level level, const std::string& text) { core->log(level, text); };
+    std::error_code code = error ? error->code() : std::error_code{};
+    if constexpr (std::is_void_v<T>) {
+      (void)value;
+      call_guarded(log, "a completion callback", done, code);
+    } else {
+      call_guarded(log, "a completion callback", done, code, !error && value);
+    }
+  };
+}
+
+inline CompositeCore::release_done composite_release_callback(const std::shared_ptr<CompositeCore>& core,
+                                                              completion<void> done) {
+  auto inner = composite_callback<void>(core, std::move(done));
+  return [inner](std::optional<Error> error) { inner(std::move(error), false); };
+}
+
+}  // namespace warden::detail
