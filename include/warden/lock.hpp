@@ -116,8 +116,15 @@ class Lock : public detail::timed_lockable<Lock> {
   // The lock's name, which is also its Redis key.
   const std::string& name() const noexcept;
 
-  // Waits until the lock is held by the calling thread (watchdog-renewed lease).
-  // Throws warden::Error on connection failure or shutdown.
+  // Waits until the lock is held by the calling thread (watchdog-renewed lease),
+  // however long others hold it, and while the server answers that it did not
+  // run the attempt (LOADING, BUSY, ...). Throws warden::Error on shutdown, on
+  // a key that is not a lock of this kind, when no connection can be made
+  // within Config::command_timeout, and after Config::retry_attempts + 1 lost
+  // replies (of attempts or of settling them), each costing at most
+  // command_timeout. An attempt whose reply was lost is settled before
+  // anything else of this owner on this lock is sent: kept if it took
+  // effect, taken back if the caller has gone.
   void lock();
   // As lock(), until `cancel` is cancelled: then throws errc::cancelled soon
   // after (on the next turn of the I/O thread, or once an attempt in flight
@@ -128,6 +135,7 @@ class Lock : public detail::timed_lockable<Lock> {
   using detail::timed_lockable<Lock>::lock;
 
   // One attempt, no waiting. True if the calling thread now holds the lock.
+  // Answers within Config::command_timeout.
   bool try_lock();
 
   // try_lock_for(wait[, lease]) waits at most `wait` (>= 0) for the lock. With
@@ -135,6 +143,13 @@ class Lock : public detail::timed_lockable<Lock> {
   // false on time-out. try_lock_until(deadline[, lease]) waits until `deadline`
   // at most (a deadline in the past means one attempt). Any std::chrono
   // duration or clock; both come from detail::timed_lockable.
+  //
+  // Bound: either answers within wait + Config::command_timeout, whatever the
+  // server does (the last attempt may be sent at the deadline and every
+  // command of the wait, settling a lost reply included, shares that bound).
+  // When the outcome of an attempt is still unknown then, it throws
+  // errc::timed_out (or the connection error) and the attempt is taken back
+  // in the background should it have taken effect.
 
   // Releases one hold of the calling thread; the last release deletes the key
   // and wakes a waiter. Never throws (Lockable requires it), so std::lock_guard,
