@@ -15,17 +15,30 @@
 
 namespace warden::detail {
 
+// A moved-from MultiLock or RedLock handle has no core: its calls fail with
+// errc::invalid_argument, at once and on the calling thread.
+inline Error moved_from_error() {
+  return Error(errc::invalid_argument, "warden: called on a moved-from MultiLock or RedLock handle");
+}
+
+inline CompositeCore& live(const std::shared_ptr<CompositeCore>& core) {
+  if (!core) throw moved_from_error();
+  return *core;
+}
+
+template <class T>
+std::future<T> moved_from() {
+  std::promise<T> promise;
+  promise.set_exception(std::make_exception_ptr(moved_from_error()));
+  return promise.get_future();
+}
+
 // T = void: the acquire waits for ever (held or an error); T = bool: false on time-out.
 template <class T>
 AcquireFuture<T> composite_acquire(const std::shared_ptr<CompositeCore>& core, thread_id owner,
                                    std::optional<std::chrono::milliseconds> wait,
                                    std::optional<std::chrono::milliseconds> lease) {
-  if (!core) {
-    std::promise<T> failed;
-    failed.set_exception(std::make_exception_ptr(
-        Error(errc::invalid_argument, "warden: called on a moved-from MultiLock or RedLock handle")));
-    return AcquireFuture<T>(failed.get_future(), nullptr);
-  }
+  if (!core) return AcquireFuture<T>(moved_from<T>(), nullptr);
   auto claim = std::make_shared<AcquireClaim>([core, owner] {
     core->release(owner, [core](std::optional<Error> error) {
       if (error) core->log(log_level::warning, error->what());

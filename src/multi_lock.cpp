@@ -108,23 +108,6 @@ std::vector<Lock> checked_members(std::vector<Lock> members) {
   return members;
 }
 
-// The core of a handle that may have been moved from.
-CompositeCore& live(const std::shared_ptr<CompositeCore>& core) {
-  if (!core) throw Error(errc::invalid_argument, "warden: multi-lock: called on a moved-from MultiLock handle");
-  return *core;
-}
-
-Error moved_from_error() {
-  return Error(errc::invalid_argument, "warden: multi-lock: called on a moved-from MultiLock handle");
-}
-
-template <class T>
-std::future<T> moved_from() {
-  std::promise<T> promise;
-  promise.set_exception(std::make_exception_ptr(moved_from_error()));
-  return promise.get_future();
-}
-
 }  // namespace
 }  // namespace detail
 

@@ -381,27 +381,30 @@ RedLock::RedLock(std::initializer_list<Lock> members) : RedLock(std::vector<Lock
 RedLock::RedLock(std::vector<Lock> members)
     : core_(std::make_shared<detail::RedCore>(detail::checked_members(std::move(members)))) {}
 
-const std::vector<Lock>& RedLock::members() const noexcept { return core_->members(); }
+const std::vector<Lock>& RedLock::members() const noexcept {
+  static const std::vector<Lock> none;
+  return core_ ? core_->members() : none;
+}
 
-std::size_t RedLock::quorum() const noexcept { return detail::quorum_of(core_->size()); }
+std::size_t RedLock::quorum() const noexcept { return core_ ? detail::quorum_of(core_->size()) : 0; }
 
 void RedLock::lock() {
-  core_->check_blocking("lock()");
+  detail::live(core_).check_blocking("lock()");
   core_->acquire(current_thread_id(), std::nullopt).get();
 }
 
 void RedLock::lock_with_lease(milliseconds lease) {
-  core_->check_blocking("lock(lease)");
+  detail::live(core_).check_blocking("lock(lease)");
   core_->acquire(current_thread_id(), lease).get();
 }
 
 bool RedLock::try_lock() {
-  core_->check_blocking("try_lock()");
+  detail::live(core_).check_blocking("try_lock()");
   return core_->try_acquire(current_thread_id(), milliseconds{0}, std::nullopt).get();
 }
 
 bool RedLock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease) {
-  core_->check_blocking("try_lock_for()");
+  detail::live(core_).check_blocking("try_lock_for()");
   return core_->try_acquire(current_thread_id(), wait, lease).get();
 }
 
@@ -416,20 +419,26 @@ std::error_code RedLock::unlock_checked() noexcept {
 }
 
 bool RedLock::is_locked() const {
-  core_->check_blocking("is_locked()");
+  detail::live(core_).check_blocking("is_locked()");
   return core_->is_locked().get();
 }
 
 std::chrono::steady_clock::time_point RedLock::valid_until() const { return valid_until(current_thread_id()); }
 
-std::chrono::steady_clock::time_point RedLock::valid_until(thread_id owner) const { return core_->valid_until(owner); }
+std::chrono::steady_clock::time_point RedLock::valid_until(thread_id owner) const {
+  return detail::live(core_).valid_until(owner);
+}
 
-lost_listener_id RedLock::add_lost_listener(lost_listener listener) { return core_->add_lost_listener(std::move(listener)); }
+lost_listener_id RedLock::add_lost_listener(lost_listener listener) {
+  return detail::live(core_).add_lost_listener(std::move(listener));
+}
 
-void RedLock::remove_lost_listener(lost_listener_id id) { core_->remove_lost_listener(id); }
+void RedLock::remove_lost_listener(lost_listener_id id) {
+  if (core_) core_->remove_lost_listener(id);
+}
 
 LostSubscription RedLock::subscribe_lost(lost_listener listener) {
-  auto id = core_->add_lost_listener(std::move(listener));
+  auto id = detail::live(core_).add_lost_listener(std::move(listener));
   return LostSubscription([core = core_, id] { core->remove_lost_listener(id); });
 }
 
@@ -442,10 +451,12 @@ AcquireFuture<void> RedLock::lock_async(thread_id owner, milliseconds lease) {
 }
 
 void RedLock::lock_async(thread_id owner, completion<void> done) {
+  if (!core_) return done ? done(make_error_code(errc::invalid_argument)) : void();
   core_->try_acquire(owner, std::nullopt, std::nullopt, detail::composite_callback<void>(core_, std::move(done)));
 }
 
 void RedLock::lock_async(thread_id owner, milliseconds lease, completion<void> done) {
+  if (!core_) return done ? done(make_error_code(errc::invalid_argument)) : void();
   core_->try_acquire(owner, std::nullopt, lease, detail::composite_callback<void>(core_, std::move(done)));
 }
 
@@ -458,22 +469,32 @@ AcquireFuture<bool> RedLock::try_lock_async(thread_id owner, milliseconds wait, 
 }
 
 void RedLock::try_lock_async(thread_id owner, milliseconds wait, completion<bool> done) {
+  if (!core_) return done ? done(make_error_code(errc::invalid_argument), false) : void();
   core_->try_acquire(owner, wait, std::nullopt, detail::composite_callback<bool>(core_, std::move(done)));
 }
 
 void RedLock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease, completion<bool> done) {
+  if (!core_) return done ? done(make_error_code(errc::invalid_argument), false) : void();
   core_->try_acquire(owner, wait, lease, detail::composite_callback<bool>(core_, std::move(done)));
 }
 
-std::future<void> RedLock::unlock_async(thread_id owner) { return core_->release(owner); }
+std::future<void> RedLock::unlock_async(thread_id owner) {
+  if (!core_) return detail::moved_from<void>();
+  return core_->release(owner);
+}
 
 void RedLock::unlock_async(thread_id owner, completion<void> done) {
+  if (!core_) return done ? done(make_error_code(errc::invalid_argument)) : void();
   core_->release(owner, detail::composite_release_callback(core_, std::move(done)));
 }
 
-std::future<bool> RedLock::is_locked_async() const { return core_->is_locked(); }
+std::future<bool> RedLock::is_locked_async() const {
+  if (!core_) return detail::moved_from<bool>();
+  return core_->is_locked();
+}
 
 void RedLock::is_locked_async(completion<bool> done) const {
+  if (!core_) return done ? done(make_error_code(errc::invalid_argument), false) : void();
   core_->is_locked(detail::composite_callback<bool>(core_, std::move(done)));
 }
 

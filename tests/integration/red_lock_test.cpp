@@ -537,6 +537,33 @@ TEST(RedLock, MembersOnOneServerAreRefused) {
   }
 }
 
+// Every call on a moved-from handle is invalid_argument (unlock() does
+// nothing), never a crash, and nothing reaches a server.
+TEST(RedLock, AMovedFromHandleRefusesEveryCall) {
+  Nodes nodes(3);
+  Side mine(nodes);
+  RedLock lock = mine.red_lock("moved");
+  RedLock other = std::move(lock);
+  // NOLINTBEGIN(bugprone-use-after-move): the subject of the test
+  EXPECT_EQ(expect_error([&] { lock.try_lock(); }).code(), errc::invalid_argument);
+  EXPECT_EQ(expect_error([&] { lock.lock(); }).code(), errc::invalid_argument);
+  EXPECT_EQ(expect_error([&] { lock.is_locked(); }).code(), errc::invalid_argument);
+  EXPECT_EQ(expect_error([&] { lock.valid_until(); }).code(), errc::invalid_argument);
+  EXPECT_EQ(expect_error([&] { lock.lock_async(current_thread_id()).get(); }).code(), errc::invalid_argument);
+  EXPECT_EQ(expect_error([&] { lock.unlock_async(current_thread_id()).get(); }).code(), errc::invalid_argument);
+  std::error_code code;
+  lock.try_lock_async(current_thread_id(), 0ms, [&](std::error_code error, bool) { code = error; });
+  EXPECT_EQ(code, errc::invalid_argument);
+  lock.unlock();
+  EXPECT_EQ(lock.unlock_checked(), errc::invalid_argument);
+  EXPECT_TRUE(lock.members().empty());
+  EXPECT_EQ(lock.quorum(), 0u);
+  // NOLINTEND(bugprone-use-after-move)
+  EXPECT_EQ(nodes.with_key("moved"), 0);
+  EXPECT_TRUE(other.try_lock());
+  other.unlock();
+}
+
 TEST(RedLock, AnEvenNodeCountNeedsMoreThanHalf) {
   Nodes nodes(4);
   Side mine(nodes), competitor(nodes);
