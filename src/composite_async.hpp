@@ -37,7 +37,7 @@ std::future<T> moved_from() {
 template <class T>
 AcquireFuture<T> composite_acquire(const std::shared_ptr<CompositeCore>& core, thread_id owner,
                                    std::optional<std::chrono::milliseconds> wait,
-                                   std::optional<std::chrono::milliseconds> lease) {
+                                   std::optional<std::chrono::milliseconds> lease, cancel_token cancel = {}) {
   if (!core) return AcquireFuture<T>(moved_from<T>(), nullptr);
   auto claim = std::make_shared<AcquireClaim>([core, owner] {
     core->release(owner, [core](std::optional<Error> error) {
@@ -46,15 +46,18 @@ AcquireFuture<T> composite_acquire(const std::shared_ptr<CompositeCore>& core, t
   });
   auto promise = std::make_shared<std::promise<T>>();
   auto future = promise->get_future();
-  core->try_acquire(owner, wait, lease, [claim, promise](std::optional<Error> error, bool acquired) {
-    claim->completed(!error && acquired);
-    if (error) return promise->set_exception(std::make_exception_ptr(*error));
-    if constexpr (std::is_void_v<T>) {
-      promise->set_value();
-    } else {
-      promise->set_value(acquired);
-    }
-  });
+  core->try_acquire(
+      owner, wait, lease,
+      [claim, promise](std::optional<Error> error, bool acquired) {
+        claim->completed(!error && acquired);
+        if (error) return promise->set_exception(std::make_exception_ptr(*error));
+        if constexpr (std::is_void_v<T>) {
+          promise->set_value();
+        } else {
+          promise->set_value(acquired);
+        }
+      },
+      std::move(cancel));
   return AcquireFuture<T>(std::move(future), std::move(claim));
 }
 

@@ -267,11 +267,12 @@ class CompositeAcquire : public std::enable_shared_from_this<CompositeAcquire> {
   using done_fn = std::function<void(std::optional<Error>, bool acquired)>;
 
   CompositeAcquire(std::shared_ptr<CompositeCore> core, thread_id owner, std::optional<milliseconds> wait,
-                   std::optional<milliseconds> lease, done_fn done)
+                   std::optional<milliseconds> lease, done_fn done, cancel_token cancel)
       : core_(std::move(core)),
         owner_(owner),
         lease_(lease),
         done_(std::move(done)),
+        cancel_(std::move(cancel)),
         member_waits_(attempt_wait_min, attempt_wait_max, random_seed()),
         pauses_(retry_pause_min, retry_pause_max, random_seed()) {
     if (wait && *wait < forever) deadline_ = clock::now() + *wait;
@@ -288,7 +289,16 @@ class CompositeAcquire : public std::enable_shared_from_this<CompositeAcquire> {
 
   bool may_retry() const { return !deadline_ || clock::now() < *deadline_; }
 
+  // Checked before each round and after each failed one: the members' own
+  // waits end on the token at once, and a pause between rounds is short.
+  bool finished_by_cancel() {
+    if (!cancel_.cancelled()) return false;
+    finish(Error(errc::cancelled, core_->message("the wait was cancelled")), false);
+    return true;
+  }
+
   void attempt() {
+    if (finished_by_cancel()) return;
     auto started = clock::now();
     milliseconds member_wait{0};
     if (core_->members_wait()) member_wait = std::min(member_waits_.delay(attempts_), remaining());
@@ -317,9 +327,10 @@ class CompositeAcquire : public std::enable_shared_from_this<CompositeAcquire> {
     auto member = core_->member(i);
     auto owner = owner_;
     auto budget = core_->member_budget(i, member_wait, lease_);
+    auto cancel = cancel_;
     run_on(
         member,
-        [gather, round, i, member, owner, member_wait, attempt_lease, budget] {
+        [gather, round, i, member, owner, member_wait, attempt_lease, budget, cancel] {
           auto& loop = member->client().loop();
           // Both only ever touched on this member's I/O thread.
           auto timer = std::make_shared<TimerQueue::id>(0);
@@ -338,7 +349,8 @@ class CompositeAcquire : public std::enable_shared_from_this<CompositeAcquire> {
                               v = MemberVote{vote::busy, {}, "taken by another owner"};
                             }
                             if (!gather->report(i, std::move(v))) round->late(i, acquired);
-                          });
+                          },
+                          cancel);
           if (*answered) return;  // answered at once (e.g. its client is shutting down)
           *timer = loop.after(budget, [gather, round, i, member, budget] {
             // A node that is down shows as what its connection last failed with.
@@ -377,6 +389,7 @@ class CompositeAcquire : public std::enable_shared_from_this<CompositeAcquire> {
   }
 
   void after_failed_round(const std::vector<MemberVote>& votes, verdict outcome, milliseconds elapsed) {
+    if (finished_by_cancel()) return;
     if (outcome != verdict::unreachable && may_retry()) return pause();
     finish(core_->round_failure(votes, outcome, elapsed), false);
   }
@@ -417,6 +430,7 @@ class CompositeAcquire : public std::enable_shared_from_this<CompositeAcquire> {
           }
           round->fail(taken, owed, [self, failure] {
             // A member lost between its acquire and its new lease: try again.
+            if (self->finished_by_cancel()) return;
             if (!failure && self->may_retry()) return self->pause();
             self->finish(failure, false);
           });
@@ -448,6 +462,7 @@ class CompositeAcquire : public std::enable_shared_from_this<CompositeAcquire> {
   thread_id owner_;
   std::optional<milliseconds> lease_;
   done_fn done_;
+  cancel_token cancel_;
   std::optional<clock::time_point> deadline_;
   Backoff member_waits_;
   Backoff pauses_;
@@ -538,11 +553,12 @@ void CompositeCore::deliver_early(std::function<void()> task) const {
 }
 
 void CompositeCore::try_acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
-                                acquire_done done) {
+                                acquire_done done, cancel_token cancel) {
   if (auto problem = bad_input(owner, wait, lease)) {
     return deliver_early([done = std::move(done), error = *problem] { done(error, false); });
   }
-  std::make_shared<CompositeAcquire>(shared_from_this(), owner, wait, lease, std::move(done))->start();
+  std::make_shared<CompositeAcquire>(shared_from_this(), owner, wait, lease, std::move(done), std::move(cancel))
+      ->start();
 }
 
 std::future<bool> CompositeCore::try_acquire(thread_id owner, std::optional<milliseconds> wait,
@@ -556,14 +572,17 @@ std::future<bool> CompositeCore::try_acquire(thread_id owner, std::optional<mill
   return future;
 }
 
-std::future<void> CompositeCore::acquire(thread_id owner, std::optional<milliseconds> lease) {
+std::future<void> CompositeCore::acquire(thread_id owner, std::optional<milliseconds> lease, cancel_token cancel) {
   auto promise = std::make_shared<std::promise<void>>();
   auto future = promise->get_future();
-  try_acquire(owner, std::nullopt, lease, [promise](std::optional<Error> error, bool /*acquired*/) {
-    // A wait without end finishes held or with an error.
-    if (error) return fail(promise, *error);
-    promise->set_value();
-  });
+  try_acquire(
+      owner, std::nullopt, lease,
+      [promise](std::optional<Error> error, bool /*acquired*/) {
+        // A wait without end finishes held or with an error.
+        if (error) return fail(promise, *error);
+        promise->set_value();
+      },
+      std::move(cancel));
   return future;
 }
 

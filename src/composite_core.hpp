@@ -21,6 +21,7 @@
 
 #include <warden/config.hpp>
 #include <warden/error.hpp>
+#include <warden/cancel.hpp>
 #include <warden/lock.hpp>
 
 #include "lock_core.hpp"
@@ -71,10 +72,12 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   // client is shut down).
   using acquire_done = std::function<void(std::optional<Error>, bool value)>;
   using release_done = std::function<void(std::optional<Error>)>;
+  // `cancel`: cancelling it ends the wait with errc::cancelled (members' waits
+  // included; members taken in an unfinished round are released).
   void try_acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
-                   acquire_done done);
+                   acquire_done done, cancel_token cancel = {});
   std::future<bool> try_acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease);
-  std::future<void> acquire(thread_id owner, std::optional<milliseconds> lease);
+  std::future<void> acquire(thread_id owner, std::optional<milliseconds> lease, cancel_token cancel = {});
   void release(thread_id owner, release_done done);
   std::future<void> release(thread_id owner);
   void is_locked(acquire_done done);

@@ -126,6 +126,11 @@ void MultiLock::lock() {
   core_->acquire(current_thread_id(), std::nullopt).get();
 }
 
+void MultiLock::lock(const cancel_token& cancel) {
+  detail::live(core_).check_blocking("lock(cancel)");
+  core_->acquire(current_thread_id(), std::nullopt, cancel).get();
+}
+
 void MultiLock::lock_with_lease(milliseconds lease) {
   detail::live(core_).check_blocking("lock(lease)");
   core_->acquire(current_thread_id(), lease).get();
@@ -177,6 +182,10 @@ LostSubscription MultiLock::subscribe_lost(lost_listener listener) {
 
 AcquireFuture<void> MultiLock::lock_async(thread_id owner) {
   return detail::composite_acquire<void>(core_, owner, std::nullopt, std::nullopt);
+}
+
+AcquireFuture<void> MultiLock::lock_async(thread_id owner, const cancel_token& cancel) {
+  return detail::composite_acquire<void>(core_, owner, std::nullopt, std::nullopt, cancel);
 }
 
 AcquireFuture<void> MultiLock::lock_async(thread_id owner, milliseconds lease) {

@@ -393,6 +393,11 @@ void RedLock::lock() {
   core_->acquire(current_thread_id(), std::nullopt).get();
 }
 
+void RedLock::lock(const cancel_token& cancel) {
+  detail::live(core_).check_blocking("lock(cancel)");
+  core_->acquire(current_thread_id(), std::nullopt, cancel).get();
+}
+
 void RedLock::lock_with_lease(milliseconds lease) {
   detail::live(core_).check_blocking("lock(lease)");
   core_->acquire(current_thread_id(), lease).get();
@@ -444,6 +449,10 @@ LostSubscription RedLock::subscribe_lost(lost_listener listener) {
 
 AcquireFuture<void> RedLock::lock_async(thread_id owner) {
   return detail::composite_acquire<void>(core_, owner, std::nullopt, std::nullopt);
+}
+
+AcquireFuture<void> RedLock::lock_async(thread_id owner, const cancel_token& cancel) {
+  return detail::composite_acquire<void>(core_, owner, std::nullopt, std::nullopt, cancel);
 }
 
 AcquireFuture<void> RedLock::lock_async(thread_id owner, milliseconds lease) {

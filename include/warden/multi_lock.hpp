@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include <warden/cancel.hpp>
 #include <warden/detail/timed_lockable.hpp>
 #include <warden/lock.hpp>
 #include <warden/thread_id.hpp>
@@ -66,6 +67,10 @@ class MultiLock : public detail::timed_lockable<MultiLock> {
   // server error, ...) and releases what it took when a member fails with an
   // error rather than being held by someone else.
   void lock();
+  // As lock(), until `cancel` is cancelled: then throws errc::cancelled soon
+  // after (members' waits end at once; between rounds within a short pause),
+  // holding no member.
+  void lock(const cancel_token& cancel);
   // As lock(), with a fixed lease (> 0) applied to every member once all are
   // held; the holds expire by themselves after it.
   using detail::timed_lockable<MultiLock>::lock;
@@ -126,6 +131,8 @@ class MultiLock : public detail::timed_lockable<MultiLock> {
   // listener. unlock_async reports a lost hold to the listeners as unlock() does.
   AcquireFuture<void> lock_async(thread_id owner);
   AcquireFuture<void> lock_async(thread_id owner, milliseconds lease);
+  // Fails with errc::cancelled once `cancel` is cancelled while it waits.
+  AcquireFuture<void> lock_async(thread_id owner, const cancel_token& cancel);
   void lock_async(thread_id owner, completion<void> done);
   void lock_async(thread_id owner, milliseconds lease, completion<void> done);
   AcquireFuture<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});

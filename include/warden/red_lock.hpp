@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include <warden/cancel.hpp>
 #include <warden/detail/timed_lockable.hpp>
 #include <warden/lock.hpp>
 #include <warden/thread_id.hpp>
@@ -72,6 +73,10 @@ class RedLock : public detail::timed_lockable<RedLock> {
   // quorum tolerates; what() lists every node's server and cause (taken by
   // another owner / timed out / connection refused / server error / ...).
   void lock();
+  // As lock(), until `cancel` is cancelled: then throws errc::cancelled soon
+  // after (members' waits end at once; between rounds within a short pause),
+  // holding no member.
+  void lock(const cancel_token& cancel);
   // As lock(), with a fixed lease (> 0) on every node.
   using detail::timed_lockable<RedLock>::lock;
 
@@ -134,6 +139,8 @@ class RedLock : public detail::timed_lockable<RedLock> {
   // Asynchronous twins, as for MultiLock.
   AcquireFuture<void> lock_async(thread_id owner);
   AcquireFuture<void> lock_async(thread_id owner, milliseconds lease);
+  // Fails with errc::cancelled once `cancel` is cancelled while it waits.
+  AcquireFuture<void> lock_async(thread_id owner, const cancel_token& cancel);
   void lock_async(thread_id owner, completion<void> done);
   void lock_async(thread_id owner, milliseconds lease, completion<void> done);
   AcquireFuture<bool> try_lock_async(thread_id owner, milliseconds wait = milliseconds{0});

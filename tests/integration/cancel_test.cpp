@@ -30,9 +30,10 @@ TEST(Cancel, AWaitingLockEndsWithCancelledAndLeavesNothing) {
   Lock lock = waiter_client.get_lock("cancelled");
   cancel_source source;
   auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(source.token()); }); });
-  ASSERT_TRUE(eventually([&] { return subscribers(probe, "redisson_lock__channel:{cancelled}") == 1; }));
+  bool waiting_seen = eventually([&] { return subscribers(probe, "redisson_lock__channel:{cancelled}") == 1; });
   auto cancelled_at = std::chrono::steady_clock::now();
-  source.cancel();
+  source.cancel();  // before any assertion: a failed one must not leave the wait running
+  ASSERT_TRUE(waiting_seen);
   EXPECT_EQ(waiting.get(), errc::cancelled);
   EXPECT_LT(elapsed_ms(cancelled_at), 500);
   EXPECT_TRUE(eventually([&] { return subscribers(probe, "redisson_lock__channel:{cancelled}") == 0; }));
@@ -51,8 +52,9 @@ TEST(Cancel, AFairWaiterLeavesTheQueue) {
   FairLock lock = waiter_client.get_fair_lock("fair-cancelled");
   cancel_source source;
   auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(source.token()); }); });
-  ASSERT_TRUE(eventually([&] { return probe.command({"LLEN", "redisson_lock_queue:{fair-cancelled}"}).integer == 1; }));
-  source.cancel();
+  bool waiting_seen = eventually([&] { return probe.command({"LLEN", "redisson_lock_queue:{fair-cancelled}"}).integer == 1; });
+  source.cancel();  // before any assertion: a failed one must not leave the wait running
+  ASSERT_TRUE(waiting_seen);
   EXPECT_EQ(waiting.get(), errc::cancelled);
   EXPECT_TRUE(eventually([&] { return !probe.exists("redisson_lock_queue:{fair-cancelled}"); }));
   EXPECT_FALSE(probe.exists("redisson_lock_timeout:{fair-cancelled}"));
@@ -84,8 +86,9 @@ TEST(Cancel, AsyncWaitIsCancelled) {
   Lock lock = client.get_lock("async-cancelled");
   cancel_source source;
   auto future = lock.lock_async(current_thread_id(), source.token());
-  ASSERT_TRUE(eventually([&] { return subscribers(probe, "redisson_lock__channel:{async-cancelled}") == 1; }));
-  source.cancel();
+  bool waiting_seen = eventually([&] { return subscribers(probe, "redisson_lock__channel:{async-cancelled}") == 1; });
+  source.cancel();  // before any assertion: a failed one must not leave the wait running
+  ASSERT_TRUE(waiting_seen);
   EXPECT_EQ(code_of([&] { future.get(); }), errc::cancelled);
   held.unlock();
   EXPECT_FALSE(probe.exists("async-cancelled"));
@@ -107,11 +110,12 @@ TEST(Cancel, AnAttemptInFlightIsTakenBack) {
   probe.command({"CLIENT", "PAUSE", "10000", "WRITE"});
   cancel_source source;
   auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(source.token()); }); });
-  ASSERT_TRUE(eventually([&] {
+  bool waiting_seen = eventually([&] {
     return probe.command({"INFO", "clients"}).str.find("blocked_clients:1") != std::string::npos;
-  }));
+  });
   auto cancelled_at = std::chrono::steady_clock::now();
-  source.cancel();
+  source.cancel();  // before any assertion: a failed one must not leave the wait running
+  ASSERT_TRUE(waiting_seen);
   EXPECT_EQ(waiting.get(), errc::cancelled);
   EXPECT_LT(elapsed_ms(cancelled_at), 500);
   probe.command({"CLIENT", "UNPAUSE"});
@@ -119,6 +123,28 @@ TEST(Cancel, AnAttemptInFlightIsTakenBack) {
   // And the owner can lock again at once.
   EXPECT_TRUE(lock.try_lock_for(2s));
   lock.unlock();
+}
+
+// A MultiLock waiting for a member someone else holds: cancelled, it takes
+// nothing, not even the free member it held between rounds.
+TEST(Cancel, AWaitingMultiLockLeavesNoMemberTaken) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  Client other{fast_config(server)};
+  Lock blocker = other.get_lock("multi-b");
+  blocker.lock();
+  MultiLock both{client.get_lock("multi-a"), client.get_lock("multi-b")};
+  cancel_source source;
+  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { both.lock(source.token()); }); });
+  // Rounds run: a member waits on the held one's channel.
+  bool waiting_seen = eventually([&] { return subscribers(probe, "redisson_lock__channel:{multi-b}") >= 1; });
+  source.cancel();  // before any assertion: a failed one must not leave the wait running
+  ASSERT_TRUE(waiting_seen);
+  EXPECT_EQ(waiting.get(), errc::cancelled);
+  EXPECT_TRUE(eventually([&] { return !probe.exists("multi-a"); }));
+  blocker.unlock();
+  EXPECT_FALSE(probe.exists("multi-b"));
 }
 
 }  // namespace

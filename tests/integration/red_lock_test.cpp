@@ -564,6 +564,35 @@ TEST(RedLock, AMovedFromHandleRefusesEveryCall) {
   other.unlock();
 }
 
+// A waiting RedLock cancelled from another thread ends with errc::cancelled
+// and leaves no node taken.
+TEST(RedLock, AWaitCanBeCancelled) {
+  Nodes nodes(3);
+  Side mine(nodes);
+  Side theirs(nodes);
+  RedLock held = theirs.red_lock("cancel-red");
+  held.lock();
+  RedLock lock = mine.red_lock("cancel-red");
+  cancel_source source;
+  auto waiting = std::async(std::launch::async, [&]() -> std::error_code {
+    try {
+      lock.lock(source.token());
+    } catch (const Error& error) {
+      return error.code();
+    }
+    return {};
+  });
+  // RedLock members do not wait: rounds repeat after short pauses. Two more
+  // acquire scripts on a node show the wait under way.
+  long long before = nodes.probe(0).command_calls("evalsha");
+  bool retrying = eventually([&] { return nodes.probe(0).command_calls("evalsha") >= before + 2; });
+  source.cancel();
+  ASSERT_TRUE(retrying);
+  EXPECT_EQ(waiting.get(), errc::cancelled);
+  held.unlock();
+  EXPECT_TRUE(eventually([&] { return nodes.with_key("cancel-red") == 0; }));
+}
+
 TEST(RedLock, AnEvenNodeCountNeedsMoreThanHalf) {
   Nodes nodes(4);
   Side mine(nodes), competitor(nodes);
