@@ -833,9 +833,11 @@ void CompositeCore::is_locked(acquire_done done) {
     run_on(
         member,
         [gather, i, member] {
-          member->query({"EXISTS", member->name()}, [gather, i, member](std::error_code error, Reply reply,
-                                                                         const std::string& text) {
-            gather->report(i, MemberAnswer{i, error, !error && reply.integer == 1,
+          // The member's own inspection: a key that is not a lock of its kind
+          // is a typed error, as for Lock::is_locked().
+          member->inspect(current_thread_id(), [gather, i, member](std::error_code error, Inspection state,
+                                                                   const std::string& text) {
+            gather->report(i, MemberAnswer{i, error, !error && state.pttl != -2,
                                            error ? member_cause(*member, error, text) : ""});
           });
         },

@@ -22,8 +22,6 @@ std::string random_request_id() {
   return fmt::format("{:016x}{:016x}", random(), random());
 }
 
-std::string random_attempt_id() { return random_request_id(); }
-
 // One acquire in progress: performs the steps AcquireFsm decides.
 //
 // An attempt whose reply is lost (time-out, dropped connection) has an
@@ -118,7 +116,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     // settling a lost reply compares against. Inside the lane nothing else
     // of this owner changes it meanwhile.
     expected_count_ = client_.watchdog().count(*lock_, owner_id_) + 1;
-    attempt_ = random_attempt_id();
+    attempt_ = random_request_id();
     auto sent = clock::now();
     last_try_sent_ = sent;
     // Past the deadline this attempt is the last one: nothing to wait in line for.
@@ -512,19 +510,6 @@ void LockCore::force_release(std::function<void(std::error_code, bool, const std
                       }
                       done({}, response.reply.integer == 1, {});
                     });
-}
-
-void LockCore::query(std::vector<std::string> argv, reply_done done) {
-  auto self = shared_from_this();
-  node().send(std::move(argv), clock::now() + client_->config().command_timeout, true,
-                         [self, done = std::move(done)](Response&& response) {
-                           if (response.error) return done(response.error, {}, self->message(response.error.message()));
-                           if (response.reply.is_error()) {
-                             return done(error_reply_code(response.reply), {},
-                                         self->message(describe_problem(response.reply, {})));
-                           }
-                           done({}, std::move(response.reply), {});
-                         });
 }
 
 void LockCore::inspect(thread_id owner, std::function<void(std::error_code, Inspection, const std::string&)> done) {

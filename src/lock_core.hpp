@@ -49,7 +49,6 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   using milliseconds = std::chrono::milliseconds;
   using acquire_done = std::function<void(std::error_code, bool acquired, const std::string& message)>;
   using release_done = std::function<void(std::error_code, const std::string& message)>;
-  using reply_done = std::function<void(std::error_code, Reply, const std::string& message)>;
 
   LockCore(std::shared_ptr<ClientCore> client, std::string name);
   virtual ~LockCore() = default;
@@ -66,8 +65,6 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
                acquire_done done, cancel_token cancel = {});
   void release(thread_id owner, release_done done);
   void force_release(std::function<void(std::error_code, bool, const std::string&)> done);
-  // A plain read-only command about this lock (HEXISTS, PTTL, ...).
-  void query(std::vector<std::string> argv, reply_done done);
   // The lock's state as `owner` sees it, after checking that the key is a lock
   // of this kind (else errc::wrong_type). Nothing is written.
   void inspect(thread_id owner, std::function<void(std::error_code, Inspection, const std::string&)> done);

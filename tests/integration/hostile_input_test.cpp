@@ -105,6 +105,8 @@ std::vector<Row> rows() {
        [](Client& c) { c.get_lock("k").is_held_by_current_thread(); }, errc::wrong_type},
       {"read_lock().is_locked on a plain lock", {{"HSET", "k", "o:1", "1"}},
        [](Client& c) { c.get_read_write_lock("k").read_lock().is_locked(); }, errc::wrong_type},
+      {"MultiLock::is_locked with a member on a string", {{"SET", "k", "v"}},
+       [](Client& c) { MultiLock{c.get_lock("free"), c.get_lock("k")}.is_locked(); }, errc::wrong_type},
 
       // Durations: NaN is no lease and no wait.
       {"NaN lease", {}, [nan](Client& c) { c.get_lock("k").lock(std::chrono::duration<double>(nan)); },
