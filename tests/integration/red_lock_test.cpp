@@ -7,8 +7,8 @@
 #include <memory>
 #include <mutex>
 
-#include "client_core.hpp"
-#include "lock_core.hpp"
+#include "topology/client_core.hpp"
+#include "lock/lock_core.hpp"
 #include "redis_probe.hpp"
 #include "test_env.hpp"
 

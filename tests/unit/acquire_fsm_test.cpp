@@ -4,7 +4,7 @@
 #include <chrono>
 #include <optional>
 
-#include "acquire_fsm.hpp"
+#include "lock/acquire_fsm.hpp"
 
 namespace {
 

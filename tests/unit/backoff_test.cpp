@@ -5,7 +5,7 @@
 #include <set>
 #include <vector>
 
-#include "backoff.hpp"
+#include "io/backoff.hpp"
 
 namespace {
 

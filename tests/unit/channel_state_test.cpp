@@ -1,7 +1,7 @@
 // ChannelState: the subscription state of one pub/sub channel.
 #include <gtest/gtest.h>
 
-#include "channel_state.hpp"
+#include "io/channel_state.hpp"
 
 namespace {
 

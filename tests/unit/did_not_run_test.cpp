@@ -4,7 +4,7 @@
 
 #include <warden/error.hpp>
 
-#include "reply.hpp"
+#include "io/reply.hpp"
 
 namespace warden::detail {
 namespace {

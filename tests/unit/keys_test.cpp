@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "keys.hpp"
+#include "lock/keys.hpp"
 
 namespace keys = warden::detail::keys;
 

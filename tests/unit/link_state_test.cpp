@@ -7,7 +7,7 @@
 
 #include <warden/error.hpp>
 
-#include "link_state.hpp"
+#include "io/link_state.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <vector>
 
-#include "quorum.hpp"
+#include "composite/quorum.hpp"
 
 namespace {
 

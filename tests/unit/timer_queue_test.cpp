@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "timer_queue.hpp"
+#include "io/timer_queue.hpp"
 
 namespace {
 

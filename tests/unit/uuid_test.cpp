@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "client_core.hpp"
+#include "topology/client_core.hpp"
 
 namespace {
 

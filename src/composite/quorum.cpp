@@ -1,0 +1,117 @@
+#include "composite/quorum.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace warden::detail {
+
+using std::chrono::milliseconds;
+
+tally count_votes(const std::vector<vote>& votes) {
+  tally t;
+  for (vote v : votes) {
+    switch (v) {
+      case vote::pending: ++t.pending; break;
+      case vote::yes: ++t.yes; break;
+      case vote::busy: ++t.busy; break;
+      case vote::failed: ++t.failed; break;
+    }
+  }
+  return t;
+}
+
+verdict judge_all(const std::vector<vote>& votes) {
+  tally t = count_votes(votes);
+  if (t.failed > 0) return verdict::unreachable;
+  if (t.pending > 0) return verdict::undecided;
+  return t.busy > 0 ? verdict::contended : verdict::acquired;
+}
+
+std::size_t quorum_of(std::size_t nodes) { return nodes / 2 + 1; }
+
+milliseconds clock_drift(milliseconds lease) {
+  if (lease.count() <= 0) return milliseconds{2};
+  return milliseconds{(lease.count() + 99) / 100 + 2};
+}
+
+milliseconds validity(milliseconds lease, milliseconds elapsed) { return lease - elapsed - clock_drift(lease); }
+
+verdict judge_quorum(const std::vector<vote>& votes, milliseconds lease, milliseconds elapsed) {
+  const std::size_t nodes = votes.size();
+  const std::size_t quorum = quorum_of(nodes);
+  tally t = count_votes(votes);
+  if (t.yes >= quorum) return validity(lease, elapsed).count() > 0 ? verdict::acquired : verdict::expired;
+  if (t.failed > nodes - quorum) return verdict::unreachable;
+  if (t.yes + t.pending < quorum) return verdict::contended;
+  return verdict::undecided;
+}
+
+milliseconds node_budget(milliseconds command_timeout, milliseconds lease) {
+  auto share = std::max(lease / 10, milliseconds{50});
+  return std::max(std::min(command_timeout, share), milliseconds{1});
+}
+
+clock::time_point quorum_valid_until(std::vector<clock::time_point> held_until, std::size_t quorum) {
+  if (quorum == 0 || held_until.size() < quorum) return clock::time_point::min();
+  auto nth = held_until.begin() + static_cast<std::ptrdiff_t>(quorum - 1);
+  std::nth_element(held_until.begin(), nth, held_until.end(), std::greater<>());
+  return *nth;
+}
+
+quorum_answer quorum_of_answers(std::size_t nodes, std::size_t confirmed, std::size_t failed) {
+  const std::size_t quorum = quorum_of(nodes);
+  if (confirmed >= quorum) return quorum_answer::yes;
+  if (confirmed + failed < quorum) return quorum_answer::no;
+  return quorum_answer::unknown;
+}
+
+QuorumValidity::QuorumValidity(std::size_t nodes) : bounds_(nodes) {}
+
+void QuorumValidity::acquired(std::size_t node, clock::time_point until) {
+  if (lost_ || node >= bounds_.size()) return;
+  bounds_[node] = std::max(bounds_[node].value_or(until), until);
+}
+
+bool QuorumValidity::confirmed(std::size_t node, clock::time_point at, clock::time_point until) {
+  advance(at);
+  if (lost_ || node >= bounds_.size()) return false;
+  // Not lost at `at`: the other nodes alone are a majority valid past `at`
+  // when this one is not counted, so no other owner can have held the lock
+  // since this node's hold went missing.
+  bounds_[node] = std::max(bounds_[node].value_or(until), until);
+  return true;
+}
+
+void QuorumValidity::node_lost(std::size_t node, clock::time_point at) {
+  if (node < bounds_.size()) bounds_[node].reset();
+  advance(at);
+}
+
+void QuorumValidity::advance(clock::time_point now) {
+  if (lost_) return;
+  std::vector<clock::time_point> held;
+  for (auto& bound : bounds_) {
+    if (bound) held.push_back(*bound);
+  }
+  if (quorum_valid_until(std::move(held), quorum_of(bounds_.size())) <= now) lost_ = true;
+}
+
+std::size_t QuorumValidity::counted_count() const {
+  return static_cast<std::size_t>(std::count_if(bounds_.begin(), bounds_.end(), [](auto& b) { return b.has_value(); }));
+}
+
+std::size_t QuorumValidity::valid_at(clock::time_point t) const {
+  return static_cast<std::size_t>(
+      std::count_if(bounds_.begin(), bounds_.end(), [t](auto& b) { return b.has_value() && *b > t; }));
+}
+
+clock::time_point QuorumValidity::valid_until() const {
+  if (lost_) return clock::time_point::min();
+  std::vector<clock::time_point> held;
+  for (auto& bound : bounds_) {
+    if (bound) held.push_back(*bound);
+  }
+  return quorum_valid_until(std::move(held), quorum_of(bounds_.size()));
+}
+
+}  // namespace warden::detail

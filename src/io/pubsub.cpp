@@ -1,0 +1,244 @@
+#include "io/pubsub.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace warden::detail {
+
+PubSub::PubSub(EventLoop& loop, ConnectionOptions options)
+    : loop_(loop),
+      log_(options.log),
+      poll_interval_(std::max(options.backoff_max, std::chrono::milliseconds{10})),
+      connection_(loop, std::move(options)) {
+  connection_.on_push([this](const Reply& reply) { on_push(reply); });
+  connection_.on_ready([this] { on_link_ready(); });
+  connection_.on_down([this] { on_link_down(); });
+}
+
+std::uint64_t PubSub::join(const std::string& channel, std::function<void()> on_ready,
+                           std::function<void()> on_wake) {
+  Channel& entry = channels_[channel];
+  std::uint64_t id = next_waiter_++;
+  Waiter& waiter = entry.waiters[id];
+  waiter.on_wake = std::move(on_wake);
+  if (entry.state.active()) {
+    waiter.ready = true;
+    entry.state.want(connection_.ready());
+    on_ready();
+  } else if (polling_) {
+    // Subscriptions are refused here: the waiter polls (poll_tick) instead of
+    // waiting for a confirmation that will not come, and no SUBSCRIBE is sent
+    // (each refusal would cost a reconnect).
+    waiter.ready = true;
+    entry.state.want(false);
+    if (poll_timer_ == 0) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
+    on_ready();
+  } else {
+    waiter.on_ready = std::move(on_ready);
+    perform(channel, entry.state.want(connection_.ready()));
+  }
+  return id;
+}
+
+bool PubSub::park(const std::string& channel, std::uint64_t id) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return false;
+  auto waiter = it->second.waiters.find(id);
+  if (waiter == it->second.waiters.end()) return false;
+  if (it->second.permits > 0) {
+    --it->second.permits;
+    return true;
+  }
+  waiter->second.parked = true;
+  return false;
+}
+
+void PubSub::unpark(const std::string& channel, std::uint64_t id) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  auto waiter = it->second.waiters.find(id);
+  if (waiter != it->second.waiters.end()) waiter->second.parked = false;
+}
+
+void PubSub::leave(const std::string& channel, std::uint64_t id, bool pass_wake) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  if (it->second.waiters.erase(id) == 0) return;
+  // A permit is a wake-up owed to someone still waiting; never more than them.
+  if (it->second.permits > it->second.waiters.size()) it->second.permits = it->second.waiters.size();
+  perform(channel, it->second.state.unwant());
+  if (pass_wake) wake_next(channel);
+  forget_if_idle(channel);
+}
+
+bool PubSub::subscribed(const std::string& channel) const {
+  auto it = channels_.find(channel);
+  return it != channels_.end() && it->second.state.active();
+}
+
+void PubSub::perform(const std::string& channel, ChannelState::action action) {
+  switch (action) {
+    case ChannelState::action::subscribe:
+      connection_.send_push({"SUBSCRIBE", channel});
+      break;
+    case ChannelState::action::unsubscribe:
+      connection_.send_push({"UNSUBSCRIBE", channel});
+      break;
+    case ChannelState::action::none:
+      break;
+  }
+}
+
+void PubSub::forget_if_idle(const std::string& channel) {
+  auto it = channels_.find(channel);
+  if (it != channels_.end() && it->second.state.idle() && it->second.waiters.empty()) channels_.erase(it);
+}
+
+void PubSub::on_push(const Reply& reply) {
+  if (reply.is_error()) return refused(reply.str);
+  if (reply.type != Reply::kind::array || reply.elements.size() < 3) return;
+  const std::string& kind = reply.elements[0].str;
+  const std::string& channel = reply.elements[1].str;
+  if (kind == "message") {
+    message(channel, reply.elements[2].str);
+  } else if (kind == "subscribe") {
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) return;
+    perform(channel, it->second.state.subscribed());
+    if (it->second.state.active()) confirmed(channel);
+  } else if (kind == "unsubscribe") {
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) return;
+    perform(channel, it->second.state.unsubscribed());
+    forget_if_idle(channel);
+  }
+}
+
+void PubSub::confirmed(const std::string& channel) {
+  // Callbacks may join or leave: collect first, then call, re-checking each.
+  std::vector<std::uint64_t> ids;
+  for (auto& [id, waiter] : channels_[channel].waiters) ids.push_back(id);
+  for (auto id : ids) {
+    auto it = channels_.find(channel);
+    if (it == channels_.end()) return;
+    auto waiter = it->second.waiters.find(id);
+    if (waiter == it->second.waiters.end()) continue;
+    if (!waiter->second.ready) {
+      waiter->second.ready = true;
+      auto on_ready = std::move(waiter->second.on_ready);
+      if (on_ready) on_ready();
+    } else {
+      // Re-subscribed after a reconnect: anything published meanwhile was lost.
+      wake_one(channel, id);
+    }
+  }
+}
+
+void PubSub::message(const std::string& channel, const std::string& payload) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  Channel& entry = it->second;
+  if (payload == "1") {
+    std::vector<std::uint64_t> wake;
+    // Wake everyone: those not parked right now get a permit each.
+    for (auto& [id, waiter] : entry.waiters) {
+      if (waiter.parked) wake.push_back(id);
+    }
+    entry.permits = entry.waiters.size() - wake.size();
+    for (auto id : wake) wake_one(channel, id);
+  } else {
+    wake_next(channel);
+  }
+}
+
+void PubSub::wake_next(const std::string& channel) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  Channel& entry = it->second;
+  for (auto& [id, waiter] : entry.waiters) {
+    if (waiter.parked) return wake_one(channel, id);
+  }
+  // Nobody asleep (their acquires are in flight): the next one to park re-tries at once.
+  if (entry.permits < entry.waiters.size()) ++entry.permits;
+}
+
+void PubSub::wake_one(const std::string& channel, std::uint64_t id) {
+  // Looked up afresh each time: an earlier wake-up may have made waiters leave.
+  auto entry = channels_.find(channel);
+  if (entry == channels_.end()) return;
+  auto waiter = entry->second.waiters.find(id);
+  if (waiter == entry->second.waiters.end()) return;
+  waiter->second.parked = false;
+  auto on_wake = waiter->second.on_wake;
+  if (on_wake) on_wake();
+}
+
+void PubSub::refused(const std::string& why) {
+  // The error does not say which SUBSCRIBE it answers: every channel still
+  // waiting for its confirmation counts as refused.
+  if (!polling_ && log_) {
+    try {
+      log_(log_level::warning, "warden: the server refused SUBSCRIBE (" + why + "); waiters re-try every " +
+                                   std::to_string(poll_interval_.count()) + " ms instead of being woken");
+    } catch (...) {
+      // A logger that throws must not stop the fallback.
+    }
+  }
+  polling_ = true;
+  std::vector<std::pair<std::string, std::uint64_t>> ready;
+  for (auto& [name, entry] : channels_) {
+    if (entry.state.active()) continue;
+    entry.state.refused();
+    for (auto& [id, waiter] : entry.waiters) {
+      if (!waiter.ready) ready.emplace_back(name, id);
+    }
+  }
+  if (poll_timer_ == 0) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
+  for (auto& [name, id] : ready) {
+    auto entry = channels_.find(name);
+    if (entry == channels_.end()) continue;
+    auto waiter = entry->second.waiters.find(id);
+    if (waiter == entry->second.waiters.end() || waiter->second.ready) continue;
+    waiter->second.ready = true;
+    auto on_ready = std::move(waiter->second.on_ready);
+    if (on_ready) on_ready();
+  }
+}
+
+void PubSub::poll_tick() {
+  poll_timer_ = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> wake;
+  bool anyone = false;
+  for (auto& [name, entry] : channels_) {
+    if (entry.state.active()) continue;
+    for (auto& [id, waiter] : entry.waiters) {
+      anyone = true;
+      if (waiter.parked) wake.emplace_back(name, id);
+    }
+  }
+  if (anyone) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
+  for (auto& [name, id] : wake) wake_one(name, id);
+}
+
+void PubSub::on_link_ready() {
+  if (polling_) return;  // subscriptions are refused: nothing to re-subscribe
+  std::vector<std::string> names;
+  for (auto& [name, entry] : channels_) names.push_back(name);
+  for (auto& name : names) perform(name, channels_[name].state.link_up());
+}
+
+void PubSub::on_link_down() {
+  // Every waiter re-polls now: if the server is gone its acquire fails with a
+  // connection error by its deadline instead of sleeping out the lock's TTL;
+  // after a blip it simply finds the lock free or waits again.
+  std::vector<std::pair<std::string, std::uint64_t>> wake;
+  for (auto& [name, entry] : channels_) {
+    entry.state.link_down();
+    for (auto& [id, waiter] : entry.waiters) {
+      if (waiter.ready) wake.emplace_back(name, id);
+    }
+  }
+  for (auto& [name, id] : wake) wake_one(name, id);
+}
+
+}  // namespace warden::detail

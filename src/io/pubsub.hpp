@@ -1,0 +1,89 @@
+// One subscriber connection per node, shared by every local waiter: one
+// subscription per channel however many wait on it, and wake-ups handed out
+// one waiter at a time (or to all, for message "1").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "io/channel_state.hpp"
+#include "io/connection.hpp"
+
+namespace warden::detail {
+
+class PubSub {
+ public:
+  PubSub(EventLoop& loop, ConnectionOptions options);
+
+  void start() { connection_.start(); }
+  void close() {
+    loop_.cancel(poll_timer_);
+    poll_timer_ = 0;
+    connection_.close();
+  }
+
+  // Adds a waiter on `channel`. `on_ready` runs once the subscription is
+  // confirmed (at once if it already is). `on_wake` runs when this waiter is
+  // woken while parked, and after a reconnect (messages sent while the
+  // subscriber was down are lost, so every waiter re-polls).
+  std::uint64_t join(const std::string& channel, std::function<void()> on_ready, std::function<void()> on_wake);
+
+  // The waiter goes to sleep until woken. Returns true instead when a wake-up
+  // arrived while nobody was parked: the caller should try again at once.
+  bool park(const std::string& channel, std::uint64_t waiter);
+  // The waiter woke by itself (its timer) and is trying again.
+  void unpark(const std::string& channel, std::uint64_t waiter);
+  // The waiter stops waiting. `pass_wake`: it was woken and leaves without the
+  // lock, so the wake-up goes to the next waiter (or is kept as a permit).
+  void leave(const std::string& channel, std::uint64_t waiter, bool pass_wake);
+
+  bool subscribed(const std::string& channel) const;
+
+  // True once the server refused a SUBSCRIBE on this connection (an ACL user
+  // without channel permissions). Waiters on channels that are not
+  // subscribed are then woken every poll_interval() to re-try: their wait is
+  // bounded by that rather than by the lock's TTL, and no reconnect is made
+  // for it (reconnecting would be refused the same way).
+  bool polling() const { return polling_; }
+  std::chrono::milliseconds poll_interval() const { return poll_interval_; }
+
+ private:
+  struct Waiter {
+    std::function<void()> on_ready;
+    std::function<void()> on_wake;
+    bool ready = false;
+    bool parked = false;
+  };
+  struct Channel {
+    ChannelState state;
+    std::map<std::uint64_t, Waiter> waiters;  // by join order
+    std::size_t permits = 0;
+  };
+
+  void on_push(const Reply& reply);
+  void on_link_ready();
+  void on_link_down();
+  void perform(const std::string& channel, ChannelState::action action);
+  void confirmed(const std::string& channel);
+  void message(const std::string& channel, const std::string& payload);
+  void wake_next(const std::string& channel);
+  void wake_one(const std::string& channel, std::uint64_t waiter);
+  void forget_if_idle(const std::string& channel);
+  void refused(const std::string& why);
+  void poll_tick();
+
+  EventLoop& loop_;
+  warden::logger log_;
+  std::chrono::milliseconds poll_interval_;
+  Connection connection_;
+  std::unordered_map<std::string, Channel> channels_;
+  std::uint64_t next_waiter_ = 1;
+  bool polling_ = false;
+  TimerQueue::id poll_timer_ = 0;
+};
+
+}  // namespace warden::detail

@@ -1,0 +1,61 @@
+// The decisions of one acquire: try, subscribe, re-try, sleep until woken or
+// min(lock TTL, time left), re-try; read ownership back after a lost reply.
+// Pure logic: the driver (lock_core.cpp) performs each step and reports back.
+#pragma once
+
+#include <chrono>
+#include <optional>
+
+#include "io/timer_queue.hpp"
+
+namespace warden::detail {
+
+class AcquireFsm {
+ public:
+  enum class step {
+    try_acquire,  // run the acquire script
+    subscribe,    // join the lock's waiters; if not confirmed within `wait`, re-try anyway
+    sleep,        // park until woken by a message or until `wait` has passed, then re-try
+    read_back,    // an acquire's reply never came: read back whether it took effect
+    acquired,     // done, the lock is held
+    timed_out,    // done, the wait ran out
+    failed,       // done, too many lost replies
+  };
+  struct decision {
+    step next;
+    std::chrono::milliseconds wait{0};
+  };
+
+  // `wait`: how long the caller may wait (nullopt: for ever). `max_unknown`:
+  // how many lost acquire replies to tolerate. `unknown_ttl_wait`: the sleep
+  // used when the holder's TTL is unknown (a key without expiry), so that a
+  // lost unlock message costs a bounded delay.
+  AcquireFsm(clock::time_point start, std::optional<std::chrono::milliseconds> wait, int max_unknown,
+             std::chrono::milliseconds unknown_ttl_wait);
+
+  decision start() const { return {step::try_acquire}; }
+  // The acquire ran and the lock is held by someone else for `ttl` more
+  // (negative: the key has no expiry).
+  decision held(clock::time_point now, std::chrono::milliseconds ttl);
+  // The subscription is confirmed: try again, the holder may have left before it.
+  decision subscribed() const { return {step::try_acquire}; }
+  // Woken by a message, a timer or a reconnect.
+  decision woken() const { return {step::try_acquire}; }
+  decision acquired() const { return {step::acquired}; }
+  // The acquire's reply was lost (connection dropped, or no reply in time).
+  decision unknown();
+  // The read-back says whether the lost acquire took effect.
+  decision read_back(clock::time_point now, bool applied) const;
+
+  bool joined() const { return joined_; }
+  std::optional<clock::time_point> deadline() const { return deadline_; }
+
+ private:
+  std::optional<clock::time_point> deadline_;
+  int max_unknown_;
+  int unknown_ = 0;
+  std::chrono::milliseconds unknown_ttl_wait_;
+  bool joined_ = false;
+};
+
+}  // namespace warden::detail

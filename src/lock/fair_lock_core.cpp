@@ -1,0 +1,62 @@
+#include "lock/fair_lock_core.hpp"
+
+#include "topology/client_core.hpp"
+#include "lock/keys.hpp"
+#include "warden_scripts.hpp"
+
+namespace warden::detail {
+namespace {
+
+constexpr const char* wake_message = "0";
+
+}  // namespace
+
+FairLockCore::FairLockCore(std::shared_ptr<ClientCore> client, std::string name)
+    : LockCore(std::move(client), std::move(name)),
+      queue_(keys::fair_queue(this->name())),
+      timeouts_(keys::fair_timeouts(this->name())) {}
+
+std::string FairLockCore::wait_timeout() const {
+  return std::to_string(client().config().fair_lock_wait_timeout.count());
+}
+
+ScriptCall FairLockCore::acquire(thread_id owner, milliseconds lease, bool join_queue) const {
+  return {&scripts::fair_acquire,
+          {name(), queue_, timeouts_, channel()},
+          {std::to_string(lease.count()), client().owner(owner), wait_timeout(), join_queue ? "1" : "0",
+           wake_message}};
+}
+
+ScriptCall FairLockCore::acquire_call(thread_id owner, milliseconds lease) const { return acquire(owner, lease, true); }
+
+ScriptCall FairLockCore::try_acquire_call(thread_id owner, milliseconds lease) const {
+  return acquire(owner, lease, false);
+}
+
+std::string FairLockCore::wait_channel(thread_id owner) const { return channel() + ":" + client().owner(owner); }
+
+std::optional<ScriptCall> FairLockCore::give_up_call(thread_id owner) const {
+  return ScriptCall{&scripts::fair_give_up,
+                    {queue_, timeouts_, name(), channel()},
+                    {client().owner(owner), wait_timeout(), wake_message}};
+}
+
+ScriptCall FairLockCore::release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
+                                      milliseconds latch_ttl) const {
+  return {&scripts::fair_release,
+          {name(), queue_, timeouts_, channel(), keys::unlock_latch(name(), request_id)},
+          {wake_message, std::to_string(keep_lease.count()), client().owner(owner),
+           std::to_string(latch_ttl.count()), wait_timeout()}};
+}
+
+ScriptCall FairLockCore::force_release_call() const {
+  return {&scripts::fair_force_release, {name(), queue_, timeouts_, channel()}, {wake_message, wait_timeout()}};
+}
+
+ScriptCall FairLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
+  return {&scripts::fair_resolve_acquire,
+          {name(), queue_, channel()},
+          {client().owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), wake_message}};
+}
+
+}  // namespace warden::detail

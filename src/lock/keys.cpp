@@ -1,0 +1,93 @@
+#include "lock/keys.hpp"
+
+namespace warden::detail::keys {
+namespace {
+
+// Redis's rule: a key's hash tag is what lies between its first '{' and the
+// first '}' after that, if it is not empty; a key without one hashes whole.
+bool has_hash_tag(std::string_view name) {
+  auto open = name.find('{');
+  if (open == std::string_view::npos) return false;
+  auto close = name.find('}', open + 1);
+  return close != std::string_view::npos && close > open + 1;
+}
+
+}  // namespace
+
+std::optional<std::string> name_problem(std::string_view name) {
+  if (has_hash_tag(name) || name.find('}') == std::string_view::npos) return std::nullopt;
+  return std::string(
+      "a name without a non-empty {hash tag} must not contain '}': the lock's other keys could not share its "
+      "cluster slot (give it a tag, e.g. '{") +
+         std::string(name.substr(0, 16)) + "...}')";
+}
+
+std::string prefixed(std::string_view prefix, std::string_view name) {
+  std::string out(prefix);
+  out += has_hash_tag(name) ? ":" : ":{";
+  out += name;
+  if (!has_hash_tag(name)) out += '}';
+  return out;
+}
+
+std::string tagged(std::string_view name) {
+  if (has_hash_tag(name)) return std::string(name);
+  std::string out;
+  out += '{';
+  out += name;
+  out += '}';
+  return out;
+}
+
+std::string suffixed(std::string_view name, std::string_view suffix) {
+  std::string out = tagged(name);
+  out += ':';
+  out += suffix;
+  return out;
+}
+
+std::string lock_channel(std::string_view name) { return prefixed("redisson_lock__channel", name); }
+
+std::string unlock_latch(std::string_view name, std::string_view request_id) {
+  std::string out = prefixed("redisson_unlock_latch", name);
+  out += ':';
+  out += request_id;
+  return out;
+}
+
+std::string acquire_cancel(std::string_view name, std::string_view attempt_id) {
+  std::string out = prefixed("warden_acquire_cancel", name);
+  out += ':';
+  out += attempt_id;
+  return out;
+}
+
+std::string fair_queue(std::string_view name) { return prefixed("redisson_lock_queue", name); }
+
+std::string fair_timeouts(std::string_view name) { return prefixed("redisson_lock_timeout", name); }
+
+std::string rwlock_channel(std::string_view name) { return prefixed("redisson_rwlock", name); }
+
+std::string rwlock_timeout_prefix(std::string_view name, std::string_view owner) {
+  std::string suffix(owner);
+  suffix += ":rwlock_timeout";
+  return suffixed(name, suffix);
+}
+
+std::uint16_t slot(std::string_view key) {
+  // Only the part between the first '{' and the next '}' is hashed, if non-empty.
+  if (auto open = key.find('{'); open != std::string_view::npos) {
+    auto close = key.find('}', open + 1);
+    if (close != std::string_view::npos && close > open + 1) key = key.substr(open + 1, close - open - 1);
+  }
+  std::uint16_t crc = 0;
+  for (unsigned char byte : key) {
+    crc ^= static_cast<std::uint16_t>(byte) << 8;
+    for (int bit = 0; bit < 8; ++bit) {
+      crc = (crc & 0x8000) ? static_cast<std::uint16_t>((crc << 1) ^ 0x1021) : static_cast<std::uint16_t>(crc << 1);
+    }
+  }
+  return crc % 16384;
+}
+
+}  // namespace warden::detail::keys

@@ -1,0 +1,565 @@
+#include "lock/lock_core.hpp"
+
+#include <fmt/format.h>
+
+#include <random>
+
+#include <warden/error.hpp>
+
+#include "lock/acquire_fsm.hpp"
+#include "topology/client_core.hpp"
+#include "lock/keys.hpp"
+#include "topology/node.hpp"
+#include "warden_scripts.hpp"
+
+namespace warden::detail {
+namespace {
+
+constexpr const char* unlock_message = "0";
+
+std::string random_request_id() {
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  return fmt::format("{:016x}{:016x}", random(), random());
+}
+
+// One acquire in progress: performs the steps AcquireFsm decides.
+//
+// An attempt whose reply is lost (time-out, dropped connection) has an
+// unknown outcome. It is settled by a resolve script that answers whether the
+// attempt took effect and either keeps it, takes it back, or (when it did not
+// take effect) marks the attempt cancelled so that it never can. From the
+// attempt until that answer the op holds the owner's lane on the lock, so no
+// later command of the same owner on the same lock can run in between and be
+// mistaken for, or undone as, this attempt.
+class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
+ public:
+  AcquireOp(std::shared_ptr<LockCore> lock, thread_id owner, std::optional<std::chrono::milliseconds> wait,
+            std::optional<std::chrono::milliseconds> lease, LockCore::acquire_done done, cancel_token cancel)
+      : lock_(std::move(lock)),
+        client_(lock_->client()),
+        node_(lock_->node()),
+        owner_id_(owner),
+        lease_(lease),
+        channel_(lock_->wait_channel(owner)),
+        fsm_(clock::now(), wait, client_.config().retry_attempts, client_.config().lock_watchdog_timeout),
+        done_(std::move(done)),
+        cancel_(std::move(cancel)) {
+    // A bounded wait answers by its deadline plus one command's time: the
+    // last attempt may be sent at the deadline and gets that long to answer.
+    if (auto deadline = fsm_.deadline()) bound_ = saturating_add(*deadline, client_.config().command_timeout);
+  }
+
+  void start() {
+    if (auto& state = cancel_.state()) {
+      if (state->cancelled()) return finish(make_error_code(errc::cancelled), false, lock_->message("cancelled before it started"));
+      // The source may be cancelled on any thread: hop to the I/O thread.
+      std::weak_ptr<AcquireOp> weak = shared_from_this();
+      ClientCore* client = &client_;
+      cancel_handle_ = state->add([weak, client] {
+        client->post([weak] {
+          if (auto self = weak.lock()) {
+            self->finish(make_error_code(errc::cancelled), false, self->lock_->message("the wait was cancelled"));
+          }
+        });
+      });
+    }
+    run(fsm_.start());
+  }
+
+ private:
+  std::chrono::milliseconds lease_ms() const { return lease_.value_or(client_.config().lock_watchdog_timeout); }
+
+  static clock::time_point saturating_add(clock::time_point at, std::chrono::milliseconds span) {
+    if (at > clock::time_point::max() - span) return clock::time_point::max();
+    return at + span;
+  }
+
+  // A command's deadline: its own time, but never past the caller's bound.
+  clock::time_point command_deadline(clock::time_point now) const {
+    auto deadline = saturating_add(now, client_.config().command_timeout);
+    return bound_ ? std::min(deadline, *bound_) : deadline;
+  }
+
+  void run(AcquireFsm::decision decision) {
+    if (finished_) return;
+    switch (decision.next) {
+      case AcquireFsm::step::try_acquire: return try_acquire();
+      case AcquireFsm::step::subscribe: return subscribe(decision.wait);
+      case AcquireFsm::step::sleep: return sleep(decision.wait);
+      case AcquireFsm::step::read_back: return settle(true);
+      case AcquireFsm::step::acquired: return finish({}, true, {});
+      case AcquireFsm::step::timed_out: return finish({}, false, {});
+      case AcquireFsm::step::failed:
+        // Still unsettled: take it back in the background, answer now.
+        settle(false);
+        return finish(last_error_, false, lock_->message(fmt::format("acquire failed: {}", last_error_.message())));
+    }
+  }
+
+  void try_acquire() {
+    in_flight_ = true;
+    poked_ = false;
+    auto self = shared_from_this();
+    lock_->enter_lane(
+        owner_id_, bound_, [self] { self->send_attempt(); },
+        [self] {
+          self->in_flight_ = false;
+          self->finish(make_error_code(errc::timed_out), false,
+                       self->lock_->message("acquire timed out waiting for an earlier attempt of the same owner "
+                                            "to be settled"));
+        });
+  }
+
+  void send_attempt() {
+    if (finished_) return lock_->leave_lane(owner_id_);
+    // The count this owner will have if the attempt takes effect: what
+    // settling a lost reply compares against. Inside the lane nothing else
+    // of this owner changes it meanwhile.
+    expected_count_ = client_.watchdog().count(*lock_, owner_id_) + 1;
+    attempt_ = random_request_id();
+    auto sent = clock::now();
+    last_try_sent_ = sent;
+    // Past the deadline this attempt is the last one: nothing to wait in line for.
+    bool last = fsm_.deadline() && sent >= *fsm_.deadline();
+    if (!last) waited_ = true;
+    auto call = last ? lock_->try_acquire_call(owner_id_, lease_ms()) : lock_->acquire_call(owner_id_, lease_ms());
+    call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_));
+    node_.run_script(*call.script, call.keys, call.args, command_deadline(sent), false,
+                     [self = shared_from_this(), sent](Response&& response) { self->on_acquire(sent, std::move(response)); });
+  }
+
+  void on_acquire(clock::time_point sent, Response&& response) {
+    if (response.outcome_unknown()) {
+      // The lane stays held until the attempt is settled.
+      last_error_ = response.error;
+      if (finished_) return settle(false);
+      in_flight_ = false;
+      return run(fsm_.unknown());
+    }
+    if (finished_) {
+      // Shut down or given up while the script ran: do not keep what it took.
+      if (!response.error && response.reply.is_nil()) return settle(false);
+      return lock_->leave_lane(owner_id_);
+    }
+    lock_->leave_lane(owner_id_);
+    in_flight_ = false;
+    if (response.not_run) {
+      // Refused (loading, busy, ...) until the command's deadline: it had no
+      // effect. Try again while the caller's wait lasts.
+      if (!bound_ || clock::now() < *bound_) return run(fsm_.woken());
+      return finish(response.error, false,
+                    lock_->message(fmt::format("the server did not run the acquire in time: {}", response.reply.str)));
+    }
+    if (response.error) {
+      last_error_ = response.error;
+      return finish(response.error, false, lock_->message(response.error.message()));
+    }
+    if (response.reply.is_error()) {
+      if (response.reply.str.rfind("WARDEN_WOULD_DEADLOCK", 0) == 0) {
+        auto why = response.reply.str.substr(std::string("WARDEN_WOULD_DEADLOCK").size());
+        while (!why.empty() && why.front() == ' ') why.erase(0, 1);
+        return finish(make_error_code(errc::would_deadlock), false, lock_->message(why));
+      }
+      return finish(error_reply_code(response.reply), false,
+                    lock_->message(describe_problem(response.reply, {})));
+    }
+    if (auto problem = reply_problem(response.reply, {Reply::kind::nil, Reply::kind::integer})) {
+      return finish(problem, false,
+                    lock_->message(describe_problem(response.reply, {Reply::kind::nil, Reply::kind::integer})));
+    }
+    if (response.reply.is_nil()) {
+      acquired_sent_ = sent;
+      return run(fsm_.acquired());
+    }
+    auto decision = fsm_.held(clock::now(), std::chrono::milliseconds{response.reply.integer});
+    if (decision.next == AcquireFsm::step::sleep && poked_) return run(fsm_.woken());
+    run(decision);
+  }
+
+  // Asks the server whether the last attempt took effect; `keep`: the caller
+  // still wants the lock (keep it if so), else take it back. Runs inside the
+  // lane, which it leaves once answered.
+  void settle(bool keep) {
+    if (keep) in_flight_ = true;
+    auto& config = client_.config();
+    auto call = lock_->resolve_call(owner_id_, expected_count_, lease_ms());
+    call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_));
+    call.args.push_back(keep ? "1" : "0");
+    // The mark must outlast any late run of the attempt it cancels.
+    auto mark_ttl = std::max(lease_ms(), config.command_timeout * (config.retry_attempts + 2));
+    call.args.push_back(std::to_string(mark_ttl.count()));
+    auto now = clock::now();
+    // A take-back keeps trying (across reconnects: it is idempotent) for as
+    // long as what it takes back could still be alive; the owner's later
+    // commands on this lock wait for it.
+    auto deadline = keep ? command_deadline(now) : saturating_add(now, std::max(config.command_timeout, lease_ms()));
+    node_.run_script(*call.script, call.keys, call.args, deadline, true,
+                     [self = shared_from_this(), keep](Response&& response) { self->on_settled(keep, std::move(response)); });
+  }
+
+  void on_settled(bool keep, Response&& response) {
+    bool answered = response.ok() && response.reply.is_integer();
+    bool applied = answered && response.reply.integer == 1;
+    if (!keep || finished_) {
+      // A take-back, or the caller left while a keeping settle ran: a kept
+      // hold must now be given back (the attempt is still the count's last
+      // step: the lane is held).
+      if (keep && applied) return settle(false);
+      if (!answered) {
+        client_.log(log_level::warning,
+                    lock_->message(fmt::format("could not take back an acquire whose reply was lost ({}); if it took "
+                                               "effect, its lease expires by itself",
+                                               response.error ? response.error.message() : response.reply.str)));
+      }
+      return lock_->leave_lane(owner_id_);
+    }
+    in_flight_ = false;
+    if (!answered) {
+      if (response.error && !response.not_run) {
+        last_error_ = response.error;
+      } else if (response.reply.is_error() && !response.not_run) {
+        last_error_ = make_error_code(errc::server_error);
+      }
+      if (bound_ && clock::now() >= *bound_) {
+        settle(false);
+        return finish(last_error_ ? last_error_ : make_error_code(errc::timed_out), false,
+                      lock_->message("acquire outcome unknown when the wait ran out; it is being taken back"));
+      }
+      return run(fsm_.unknown());  // settle again, or give up and take it back
+    }
+    lock_->leave_lane(owner_id_);
+    if (applied) acquired_sent_ = last_try_sent_;
+    run(fsm_.read_back(clock::now(), applied));
+  }
+
+  void subscribe(std::chrono::milliseconds wait) {
+    // From here the op may wait with no command in flight (parked, or on its
+    // timer): shutdown must be able to fail it. Before, a command in flight
+    // always completes it, and closing the connection fails that command.
+    ticket_ = client_.track([self = shared_from_this()] {
+      self->finish(make_error_code(errc::shut_down), false, self->lock_->message("the client shut down"));
+    });
+    arm(wait);
+    auto self = shared_from_this();
+    waiter_ = node_.pubsub().join(
+        channel_, [self] { self->on_subscribed(); }, [self] { self->on_woken(); });
+    // join() may run on_subscribed at once, and the op may have finished in
+    // it (a closed connection fails the re-try synchronously): the waiter
+    // would then never be removed.
+    if (finished_) {
+      node_.pubsub().leave(channel_, waiter_, false);
+      waiter_ = 0;
+    }
+  }
+
+  void on_subscribed() {
+    if (finished_) return;
+    if (in_flight_) {
+      poked_ = true;
+      return;
+    }
+    disarm();
+    run(fsm_.subscribed());
+  }
+
+  void sleep(std::chrono::milliseconds wait) {
+    woken_ = false;
+    if (node_.pubsub().park(channel_, waiter_)) return run(fsm_.woken());
+    arm(wait);
+  }
+
+  void on_woken() {
+    if (finished_) return;
+    woken_ = true;
+    if (in_flight_) {
+      poked_ = true;  // the reply in flight may predate the wake-up: re-try after it
+      return;
+    }
+    disarm();
+    run(fsm_.woken());
+  }
+
+  void arm(std::chrono::milliseconds wait) {
+    disarm();
+    timer_ = client_.loop().after(wait, [self = shared_from_this()] {
+      self->timer_ = 0;
+      if (self->finished_ || self->in_flight_) return;
+      if (self->waiter_ != 0) self->node_.pubsub().unpark(self->channel_, self->waiter_);
+      self->run(self->fsm_.woken());
+    });
+  }
+
+  void disarm() {
+    client_.loop().cancel(timer_);
+    timer_ = 0;
+  }
+
+  void finish(std::error_code error, bool acquired, const std::string& message) {
+    if (finished_) return;
+    finished_ = true;
+    disarm();
+    if (auto& state = cancel_.state()) state->remove(cancel_handle_);
+    // A waiter that used an unlock message's wake-up and leaves without the
+    // lock hands it on, or the others would sleep out the TTL of a free lock.
+    if (waiter_ != 0) node_.pubsub().leave(channel_, waiter_, !acquired && woken_);
+    waiter_ = 0;
+    if (ticket_ != 0) client_.untrack(ticket_);
+    if (!acquired && waited_) {
+      if (auto call = lock_->give_up_call(owner_id_)) {
+        node_.run_script(*call->script, call->keys, call->args, clock::now() + client_.config().command_timeout,
+                         true, [](Response&&) {});
+      }
+    }
+    if (acquired) client_.watchdog().acquired(lock_, owner_id_, lease_, acquired_sent_);
+    auto done = std::move(done_);
+    done(error, acquired, message);
+  }
+
+  std::shared_ptr<LockCore> lock_;
+  ClientCore& client_;
+  Node& node_;
+  thread_id owner_id_;
+  std::optional<std::chrono::milliseconds> lease_;
+  std::string channel_;
+  AcquireFsm fsm_;
+  std::optional<clock::time_point> bound_;  // the caller has its answer by then
+  LockCore::acquire_done done_;
+  cancel_token cancel_;
+  std::uint64_t cancel_handle_ = 0;
+  std::uint64_t ticket_ = 0;
+  std::uint64_t waiter_ = 0;
+  TimerQueue::id timer_ = 0;
+  bool in_flight_ = false;  // an attempt or a keeping settle is queued or running
+  bool poked_ = false;
+  bool finished_ = false;
+  bool waited_ = false;  // an attempt was sent that may have left the owner waiting in line
+  bool woken_ = false;   // woken by pub/sub since it last went to sleep
+  long long expected_count_ = 1;
+  std::string attempt_;
+  clock::time_point acquired_sent_{};
+  clock::time_point last_try_sent_{};
+  std::error_code last_error_;
+};
+
+}  // namespace
+
+LockCore::LockCore(std::shared_ptr<ClientCore> client, std::string name)
+    : client_(std::move(client)), name_(std::move(name)), channel_(keys::lock_channel(name_)) {}
+
+Node& LockCore::node() const { return client_->node_for(name_); }
+
+std::string LockCore::message(std::string_view what) const {
+  return lock_message(name_, client_->node_for(name_).server(), what);
+}
+
+const Script& LockCore::renew_script() const { return scripts::lock_renew; }
+
+ScriptCall LockCore::acquire_call(thread_id owner, milliseconds lease) const {
+  return {&scripts::lock_acquire, {name_}, {std::to_string(lease.count()), client_->owner(owner)}};
+}
+
+std::string LockCore::wait_channel(thread_id /*owner*/) const { return channel_; }
+
+std::optional<ScriptCall> LockCore::give_up_call(thread_id /*owner*/) const { return std::nullopt; }
+
+ScriptCall LockCore::release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
+                                  milliseconds latch_ttl) const {
+  return {&scripts::lock_release,
+          {name_, channel_, keys::unlock_latch(name_, request_id)},
+          {unlock_message, std::to_string(keep_lease.count()), client_->owner(owner), std::to_string(latch_ttl.count())}};
+}
+
+ScriptCall LockCore::force_release_call() const {
+  // The fair queue's key lets the script refuse a fair lock that has waiters.
+  return {&scripts::lock_force_release, {name_, channel_, keys::fair_queue(name_)}, {unlock_message}};
+}
+
+ScriptCall LockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
+  return {&scripts::lock_resolve_acquire,
+          {name_, channel_},
+          {client_->owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), unlock_message}};
+}
+
+std::string LockCore::owner_field(thread_id owner) const { return client_->owner(owner); }
+
+ScriptCall LockCore::set_lease_call(thread_id owner, milliseconds lease) const {
+  return {&scripts::lock_set_lease, {name_}, {std::to_string(lease.count()), owner_field(owner)}};
+}
+
+void LockCore::acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
+                       acquire_done done, cancel_token cancel) {
+  std::make_shared<AcquireOp>(shared_from_this(), owner, wait, lease, std::move(done), std::move(cancel))->start();
+}
+
+void LockCore::enter_lane(thread_id owner, std::optional<clock::time_point> give_up_at,
+                          std::function<void()> admitted, std::function<void()> gave_up) {
+  auto& lane = lanes_[owner];
+  if (!lane.busy && lane.waiting.empty()) {
+    lane.busy = true;
+    return admitted();
+  }
+  LaneWaiter waiter;
+  waiter.id = next_lane_waiter_++;
+  waiter.admitted = std::move(admitted);
+  waiter.gave_up = std::move(gave_up);
+  if (give_up_at) {
+    auto self = shared_from_this();
+    waiter.timer = client_->loop().at(*give_up_at, [self, owner, id = waiter.id] {
+      auto found = self->lanes_.find(owner);
+      if (found == self->lanes_.end()) return;
+      auto& queue = found->second.waiting;
+      for (auto it = queue.begin(); it != queue.end(); ++it) {
+        if (it->id != id) continue;
+        auto gave_up = std::move(it->gave_up);
+        queue.erase(it);
+        return gave_up();
+      }
+    });
+  }
+  lane.waiting.push_back(std::move(waiter));
+}
+
+void LockCore::leave_lane(thread_id owner) {
+  auto found = lanes_.find(owner);
+  if (found == lanes_.end()) return;
+  auto& lane = found->second;
+  if (lane.waiting.empty()) {
+    lanes_.erase(found);
+    return;
+  }
+  auto next = std::move(lane.waiting.front());
+  lane.waiting.pop_front();
+  client_->loop().cancel(next.timer);
+  lane.busy = true;
+  next.admitted();
+}
+
+void LockCore::release(thread_id owner, release_done done) {
+  auto deadline = clock::now() + client_->config().command_timeout;
+  auto shared_done = std::make_shared<release_done>(std::move(done));
+  auto self = shared_from_this();
+  enter_lane(
+      owner, deadline, [self, owner, deadline, shared_done] { self->send_release(owner, deadline, std::move(*shared_done)); },
+      [self, owner, shared_done] {
+        auto& watchdog = self->client_->watchdog();
+        bool believed = watchdog.count(*self, owner) > 0;
+        watchdog.forget(*self, owner);
+        auto text = self->message(
+            "release timed out waiting for an acquire of the same owner to be settled; the hold is no longer "
+            "renewed and expires with its lease");
+        if (believed) self->notify_lost(LockLost{self->name(), owner, make_error_code(errc::timed_out), text});
+        (*shared_done)(make_error_code(errc::timed_out), text);
+      });
+}
+
+void LockCore::send_release(thread_id owner, clock::time_point deadline, release_done done) {
+  auto self = shared_from_this();
+  auto& config = client_->config();
+  auto keep_lease = client_->watchdog().releasing(*this, owner);
+  // The latch outlives every resend of this release.
+  auto latch_ttl = config.command_timeout * (config.retry_attempts + 2);
+  auto call = release_call(owner, keep_lease, random_request_id(), latch_ttl);
+  node().run_script(
+      *call.script, call.keys, call.args, deadline, true,
+      [self, owner, done = std::move(done)](Response&& response) {
+        self->leave_lane(owner);
+        auto& watchdog = self->client_->watchdog();
+        // A hold the watchdog still vouched for: its failed release is news to
+        // the listeners. One it had reported lost was told already.
+        bool believed = watchdog.count(*self, owner) > 0;
+        auto failed = [&](std::error_code error, const std::string& text) {
+          watchdog.forget(*self, owner);
+          if (believed) self->notify_lost(LockLost{self->name_, owner, error, text});
+          done(error, text);
+        };
+        if (response.error) {
+          return failed(response.error, self->message(fmt::format("release of {} failed, the hold is no longer "
+                                                                  "renewed and expires with its lease: {}",
+                                                                  self->client_->owner(owner),
+                                                                  response.error.message())));
+        }
+        if (auto problem = reply_problem(response.reply, {Reply::kind::nil, Reply::kind::integer})) {
+          return failed(problem, self->message(fmt::format(
+                                     "release of {} failed: {}", self->client_->owner(owner),
+                                     describe_problem(response.reply, {Reply::kind::nil, Reply::kind::integer}))));
+        }
+        if (response.reply.is_nil()) {
+          if (watchdog.knew_of(*self, owner)) {
+            return failed(make_error_code(errc::lease_expired),
+                          self->message(fmt::format("owner {} held it, but its lease expired or the key was deleted",
+                                                    self->client_->owner(owner))));
+          }
+          watchdog.forget(*self, owner);
+          return done(make_error_code(errc::not_owner),
+                      self->message(fmt::format("not held by owner {}", self->client_->owner(owner))));
+        }
+        watchdog.released(*self, owner, response.reply.integer == 1);
+        done({}, {});
+      });
+}
+
+void LockCore::force_release(std::function<void(std::error_code, bool, const std::string&)> done) {
+  auto self = shared_from_this();
+  auto call = force_release_call();
+  node().run_script(*call.script, call.keys, call.args, clock::now() + client_->config().command_timeout, true,
+                    [self, done = std::move(done)](Response&& response) {
+                      if (response.error) return done(response.error, false, self->message(response.error.message()));
+                      if (auto problem = reply_problem(response.reply, {Reply::kind::integer})) {
+                        return done(problem, false,
+                                    self->message(describe_problem(response.reply, {Reply::kind::integer})));
+                      }
+                      done({}, response.reply.integer == 1, {});
+                    });
+}
+
+void LockCore::inspect(thread_id owner, std::function<void(std::error_code, Inspection, const std::string&)> done) {
+  auto self = shared_from_this();
+  node().run_script(scripts::lock_inspect, {name_}, {layout(), owner_field(owner)},
+                    clock::now() + client_->config().command_timeout, true,
+                    [self, done = std::move(done)](Response&& response) {
+                      if (response.error) return done(response.error, {}, self->message(response.error.message()));
+                      const auto& reply = response.reply;
+                      auto problem = reply_problem(reply, {Reply::kind::array});
+                      if (!problem && (reply.elements.size() != 3 || !reply.elements[0].is_integer() ||
+                                       !reply.elements[1].is_integer() ||
+                                       reply.elements[2].type != Reply::kind::string)) {
+                        problem = make_error_code(errc::protocol_error);
+                      }
+                      if (problem) {
+                        return done(problem, {}, self->message(describe_problem(reply, {Reply::kind::array})));
+                      }
+                      Inspection state;
+                      state.pttl = reply.elements[0].integer;
+                      state.count = reply.elements[1].integer;
+                      state.mode = reply.elements[2].str;
+                      done({}, std::move(state), {});
+                    });
+}
+
+void LockCore::set_lease(thread_id owner, milliseconds lease, std::function<void(std::error_code, bool)> done) {
+  auto self = shared_from_this();
+  auto call = set_lease_call(owner, lease);
+  auto sent = clock::now();
+  node().run_script(*call.script, call.keys, call.args, sent + client_->config().command_timeout, true,
+                    [self, owner, lease, sent, done = std::move(done)](Response&& response) {
+                      if (!response.ok()) {
+                        return done(response.error ? response.error : make_error_code(errc::server_error), false);
+                      }
+                      bool held = response.reply.integer == 1;
+                      if (held) self->client_->watchdog().leased(*self, owner, lease, sent);
+                      done({}, held);
+                    });
+}
+
+std::uint64_t LockCore::add_lost_listener(std::function<void(const LockLost&)> listener) {
+  return lost_listeners_.add(std::move(listener));
+}
+
+void LockCore::remove_lost_listener(std::uint64_t token) { lost_listeners_.remove(token); }
+
+void LockCore::notify_lost(const LockLost& event) const {
+  client_->log(log_level::warning, event.message);
+  lost_listeners_.notify(event, [client = client_](log_level level, const std::string& text) { client->log(level, text); });
+}
+
+}  // namespace warden::detail

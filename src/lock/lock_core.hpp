@@ -1,0 +1,164 @@
+// The shared state and the operations of one named lock of one client. All
+// operations run on the I/O thread and report through callbacks there.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <vector>
+
+#include <warden/cancel.hpp>
+#include <warden/lock.hpp>
+
+#include "lock/lost_listeners.hpp"
+#include "io/reply.hpp"
+
+namespace warden::detail {
+
+class ClientCore;
+class Node;
+struct Script;
+
+// What the queries of a lock read in one step (lua/lock_inspect.lua).
+struct Inspection {
+  long long pttl = -2;      // -2: no lock, -1: no expiry, else ms left
+  long long count = 0;      // hold count of the asked-for owner field
+  std::string mode;         // a read-write lock's "read"/"write", else empty
+};
+
+// A script invocation: what a lock kind sends for one of its operations.
+struct ScriptCall {
+  const Script* script = nullptr;
+  std::vector<std::string> keys;
+  std::vector<std::string> args;
+};
+
+// The re-entrant Lock. Other kinds (fair, read, write) derive and override the
+// hooks in the "kind" section; the operations above them are shared.
+class LockCore : public std::enable_shared_from_this<LockCore> {
+ public:
+  using milliseconds = std::chrono::milliseconds;
+  using acquire_done = std::function<void(std::error_code, bool acquired, const std::string& message)>;
+  using release_done = std::function<void(std::error_code, const std::string& message)>;
+
+  LockCore(std::shared_ptr<ClientCore> client, std::string name);
+  virtual ~LockCore() = default;
+
+  const std::string& name() const { return name_; }
+  ClientCore& client() const { return *client_; }
+  const std::shared_ptr<ClientCore>& client_ptr() const { return client_; }
+  Node& node() const;  // loop thread
+
+  // Waits up to `wait` (nullopt: for ever) for the lock on behalf of `owner`.
+  // `lease` nullopt: watchdog mode.
+  // `cancel`: cancelling it ends the wait with errc::cancelled.
+  void acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
+               acquire_done done, cancel_token cancel = {});
+  void release(thread_id owner, release_done done);
+  void force_release(std::function<void(std::error_code, bool, const std::string&)> done);
+  // The lock's state as `owner` sees it, after checking that the key is a lock
+  // of this kind (else errc::wrong_type). Nothing is written.
+  void inspect(thread_id owner, std::function<void(std::error_code, Inspection, const std::string&)> done);
+
+  // Sets the lease of `owner`'s hold to a fixed `lease` (PEXPIRE) if it still
+  // holds the lock; done(error, still_held). Composite locks use it to give
+  // their members the caller's lease once all are taken.
+  void set_lease(thread_id owner, milliseconds lease, std::function<void(std::error_code, bool)> done);
+
+  // Listeners of the users and of composite locks watching their members
+  // (see LostListeners for when removal takes effect).
+  std::uint64_t add_lost_listener(std::function<void(const LockLost&)> listener);
+  void remove_lost_listener(std::uint64_t token);
+  // Logs the loss, then tells every listener. Never throws.
+  void notify_lost(const LockLost& event) const;
+
+  // ---- kind: what differs between lock kinds ----
+
+  // The acquire script. Its reply: nil = acquired, integer = PTTL to wait, an
+  // error reply starting with "WARDEN_WOULD_DEADLOCK" = can never succeed.
+  virtual ScriptCall acquire_call(thread_id owner, milliseconds lease) const;
+  // The acquire script for an attempt after which the caller will not wait
+  // (try_lock(), or the last attempt of a bounded wait). Same reply as
+  // acquire_call. A fair lock uses it to try without joining its queue.
+  virtual ScriptCall try_acquire_call(thread_id owner, milliseconds lease) const { return acquire_call(owner, lease); }
+  // The channel `owner` waits on for wake-ups.
+  virtual std::string wait_channel(thread_id owner) const;
+  // Sent when a waiter gives up (time-out, error) after at least one
+  // acquire_call (not only try_acquire_call); none by default.
+  virtual std::optional<ScriptCall> give_up_call(thread_id owner) const;
+  // Release one hold; reply nil (not owner), 0 (still held) or 1 (released).
+  virtual ScriptCall release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
+                                  milliseconds latch_ttl) const;
+  virtual ScriptCall force_release_call() const;
+  // Settle an acquire attempt whose reply was lost and that would have made
+  // the count `expected`. The caller appends the attempt's cancel mark to the
+  // keys and two arguments: "1" keep / "0" take back, and the mark's TTL (ms).
+  // Reply: 1 the attempt had taken effect, 0 it had not (and now cannot).
+  virtual ScriptCall resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const;
+  // The hash field holding `owner`'s count (read-back, hold_count, is_held).
+  virtual std::string owner_field(thread_id owner) const;
+  // Batched renewal: one script for many holds; KEYS gets renew_key(), ARGV
+  // gets the lease first and then renew_arg() per hold. Reply: array of 1/0.
+  virtual const Script& renew_script() const;
+  virtual std::string renew_key() const { return name_; }
+  virtual std::string renew_arg(thread_id owner) const { return owner_field(owner); }
+  virtual ScriptCall set_lease_call(thread_id owner, milliseconds lease) const;
+  // The data layout inspect() checks the key against: "lock" or "rwlock".
+  virtual const char* layout() const { return "lock"; }
+  // is_locked() from an inspection. A read (write) lock is locked only while
+  // the hash is in read (write) mode.
+  virtual bool locked(const Inspection& state) const { return state.pttl != -2; }
+
+  // "warden: lock 'NAME' on SERVER: WHAT"
+  std::string message(std::string_view what) const;
+
+  // ---- lanes (loop thread) ----
+  // Scripts that change one owner's hold count on this lock (acquire attempts,
+  // settling a lost one, releases) run one at a time, in the order they
+  // entered: settling a lost attempt compares the count with what the attempt
+  // would have made it, which only holds if nothing else of that owner ran in
+  // between — on the server, not just on the client (a resend after NOSCRIPT
+  // or a refusal goes to the back of the connection's queue).
+  //
+  // `admitted` runs once the lane is this caller's (at once when free); it must
+  // end with leave_lane(owner). If the lane is still busy at `give_up_at`,
+  // `gave_up` runs instead and the caller never enters.
+  void enter_lane(thread_id owner, std::optional<std::chrono::steady_clock::time_point> give_up_at,
+                  std::function<void()> admitted, std::function<void()> gave_up);
+  void leave_lane(thread_id owner);
+
+ private:
+  void send_release(thread_id owner, std::chrono::steady_clock::time_point deadline, release_done done);
+
+  std::shared_ptr<ClientCore> client_;
+  std::string name_;
+  std::string channel_;
+  LostListeners lost_listeners_;
+
+  struct LaneWaiter {
+    std::uint64_t id = 0;
+    std::uint64_t timer = 0;
+    std::function<void()> admitted;
+    std::function<void()> gave_up;
+  };
+  struct Lane {
+    bool busy = false;
+    std::deque<LaneWaiter> waiting;
+  };
+  std::unordered_map<thread_id, Lane> lanes_;
+  std::uint64_t next_lane_waiter_ = 1;
+
+ protected:
+  const std::string& channel() const { return channel_; }
+};
+
+}  // namespace warden::detail

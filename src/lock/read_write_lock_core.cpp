@@ -1,0 +1,93 @@
+#include "lock/read_write_lock_core.hpp"
+
+#include "topology/client_core.hpp"
+#include "lock/keys.hpp"
+#include "warden_scripts.hpp"
+
+namespace warden::detail {
+namespace {
+
+// Redisson's messages: the last reader leaving wakes one waiter (only writers
+// can be waiting then); the write lock going wakes all, readers may share.
+constexpr const char* read_unlock_message = "0";
+constexpr const char* write_unlock_message = "1";
+
+}  // namespace
+
+ReadWriteLockCore::ReadWriteLockCore(std::shared_ptr<ClientCore> client, std::string name)
+    : LockCore(std::move(client), std::move(name)),
+      tagged_(keys::tagged(this->name())),
+      rw_channel_(keys::rwlock_channel(this->name())) {}
+
+std::string ReadWriteLockCore::wait_channel(thread_id /*owner*/) const { return rw_channel_; }
+
+const Script& ReadWriteLockCore::renew_script() const { return scripts::rwlock_renew; }
+
+std::string ReadWriteLockCore::hold_prefix(thread_id owner) const {
+  return keys::rwlock_timeout_prefix(name(), client().owner(owner));
+}
+
+ScriptCall ReadWriteLockCore::set_lease_call(thread_id owner, milliseconds lease) const {
+  return {&scripts::rwlock_set_lease, {name()}, {std::to_string(lease.count()), owner_field(owner), tagged()}};
+}
+
+// ---- read ----
+
+ScriptCall ReadLockCore::acquire_call(thread_id owner, milliseconds lease) const {
+  return {&scripts::rwlock_read_acquire,
+          {name(), hold_prefix(owner)},
+          {std::to_string(lease.count()), client().owner(owner), client().owner(owner) + ":write"}};
+}
+
+ScriptCall ReadLockCore::release_call(thread_id owner, milliseconds /*keep_lease*/, const std::string& request_id,
+                                      milliseconds latch_ttl) const {
+  // Each remaining read hold keeps its own lease in its own key.
+  return {&scripts::rwlock_read_release,
+          {name(), rw_channel(), hold_prefix(owner), keys::unlock_latch(name(), request_id)},
+          {read_unlock_message, client().owner(owner), std::to_string(latch_ttl.count()), tagged()}};
+}
+
+ScriptCall ReadLockCore::force_release_call() const {
+  return {&scripts::rwlock_force_release, {name(), rw_channel()}, {"read", read_unlock_message, tagged()}};
+}
+
+ScriptCall ReadLockCore::resolve_call(thread_id owner, long long expected, milliseconds /*keep_lease*/) const {
+  return {&scripts::rwlock_read_resolve,
+          {name(), rw_channel(), hold_prefix(owner)},
+          {client().owner(owner), std::to_string(expected), read_unlock_message, tagged()}};
+}
+
+bool ReadLockCore::locked(const Inspection& state) const { return state.mode == "read"; }
+
+// ---- write ----
+
+ScriptCall WriteLockCore::acquire_call(thread_id owner, milliseconds lease) const {
+  return {&scripts::rwlock_write_acquire,
+          {name()},
+          {std::to_string(lease.count()), owner_field(owner), client().owner(owner)}};
+}
+
+ScriptCall WriteLockCore::release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
+                                       milliseconds latch_ttl) const {
+  return {&scripts::rwlock_write_release,
+          {name(), rw_channel(), keys::unlock_latch(name(), request_id)},
+          {write_unlock_message, std::to_string(keep_lease.count()), owner_field(owner),
+           std::to_string(latch_ttl.count()), tagged()}};
+}
+
+ScriptCall WriteLockCore::force_release_call() const {
+  return {&scripts::rwlock_force_release, {name(), rw_channel()}, {"write", write_unlock_message, tagged()}};
+}
+
+ScriptCall WriteLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
+  return {&scripts::rwlock_write_resolve,
+          {name(), rw_channel()},
+          {owner_field(owner), std::to_string(expected), std::to_string(keep_lease.count()), write_unlock_message,
+           tagged()}};
+}
+
+std::string WriteLockCore::owner_field(thread_id owner) const { return client().owner(owner) + ":write"; }
+
+bool WriteLockCore::locked(const Inspection& state) const { return state.mode == "write"; }
+
+}  // namespace warden::detail

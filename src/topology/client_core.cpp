@@ -1,0 +1,127 @@
+#include "topology/client_core.hpp"
+
+#include <fmt/format.h>
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
+
+#include "lock/lock_core.hpp"
+
+namespace warden::detail {
+namespace {
+
+ConnectionOptions connection_options(const Config& config, const std::string& id) {
+  ConnectionOptions options;
+  options.host = config.host;
+  options.port = config.port;
+  options.username = config.username;
+  options.password = config.password;
+  options.database = config.database;
+  options.connect_timeout = config.connect_timeout;
+  options.health_check_interval = config.health_check_interval;
+  options.backoff_min = config.retry_backoff_min;
+  options.backoff_max = config.retry_backoff_max;
+  options.retry_attempts = config.retry_attempts;
+  options.health_channel = "warden:health:" + id;
+  options.log = config.logger;
+  return options;
+}
+
+// The user's logger, made safe to call from anywhere: what it throws is
+// swallowed (there is nowhere left to report it).
+Config with_guarded_logger(Config config) {
+  if (config.logger) {
+    config.logger = [inner = std::move(config.logger)](log_level level, std::string_view message) noexcept {
+      try {
+        inner(level, message);
+      } catch (...) {
+      }
+    };
+  }
+  return config;
+}
+
+}  // namespace
+
+namespace {
+
+void fill_random(unsigned char* out, std::size_t size) {
+  std::size_t got = 0;
+  while (got < size) {
+    auto n = getrandom(out + got, size - got, 0);
+    if (n > 0) {
+      got += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno != EINTR) {
+      break;
+    }
+  }
+  if (got == size) return;
+  // A kernel without getrandom: the same source through its device file.
+  std::FILE* device = std::fopen("/dev/urandom", "rb");
+  bool ok = device != nullptr && std::fread(out, 1, size, device) == size;
+  if (device != nullptr) std::fclose(device);
+  if (!ok) throw std::system_error(errno, std::generic_category(), "warden: no random bytes for the client id");
+}
+
+}  // namespace
+
+std::string random_uuid() {
+  unsigned char bytes[16];
+  fill_random(bytes, sizeof bytes);
+  bytes[6] = static_cast<unsigned char>((bytes[6] & 0x0f) | 0x40);  // version 4
+  bytes[8] = static_cast<unsigned char>((bytes[8] & 0x3f) | 0x80);  // variant 10xx (RFC 4122)
+  std::string out;
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += fmt::format("{:02x}", bytes[i]);
+  }
+  return out;
+}
+
+std::string lock_message(std::string_view lock, std::string_view server, std::string_view what) {
+  return fmt::format("warden: lock '{}' on {}: {}", lock, server, what);
+}
+
+ClientCore::ClientCore(Config config)
+    : config_(with_guarded_logger(std::move(config))), id_(random_uuid()), watchdog_(*this) {
+  node_ = std::make_unique<Node>(loop_, connection_options(config_, id_));
+  loop_.post([this] { node_->start(); });
+}
+
+ClientCore::~ClientCore() { shutdown(); }
+
+void ClientCore::shutdown() {
+  if (shut_down_.exchange(true)) return;
+  loop_.stop([this] {
+    // Parked acquires first: they would otherwise wait on timers that die with the loop.
+    auto tracked = std::move(tracked_);
+    tracked_.clear();
+    for (auto& [ticket, fail] : tracked) fail();
+    watchdog_.stop();
+    node_->close();
+  });
+}
+
+Node& ClientCore::node_for(std::string_view /*key*/) { return *node_; }
+
+void ClientCore::prune_locks() {
+  // Drop entries of locks nobody refers to any more, now and then.
+  if (locks_.size() > 64 && locks_.size() % 64 == 0) {
+    for (auto it = locks_.begin(); it != locks_.end();) {
+      it = it->second.expired() ? locks_.erase(it) : std::next(it);
+    }
+  }
+}
+
+std::uint64_t ClientCore::track(std::function<void()> fail_with_shutdown) {
+  auto ticket = next_ticket_++;
+  tracked_.emplace(ticket, std::move(fail_with_shutdown));
+  return ticket;
+}
+
+void ClientCore::untrack(std::uint64_t ticket) { tracked_.erase(ticket); }
+
+}  // namespace warden::detail

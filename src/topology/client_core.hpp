@@ -1,0 +1,96 @@
+// The shared state of a Client: I/O thread, nodes, watchdog, lock cores.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include <warden/config.hpp>
+#include <warden/error.hpp>
+#include <warden/thread_id.hpp>
+
+#include "io/event_loop.hpp"
+#include "topology/node.hpp"
+#include "lock/watchdog.hpp"
+
+namespace warden::detail {
+
+class LockCore;
+
+class ClientCore : public std::enable_shared_from_this<ClientCore> {
+ public:
+  explicit ClientCore(Config config);
+  ~ClientCore();
+
+  // Fails pending calls with errc::shut_down, closes connections, joins the
+  // I/O thread. Called once, by ~Client, never from the I/O thread.
+  void shutdown();
+
+  const Config& config() const { return config_; }
+  const std::string& id() const { return id_; }
+  std::string owner(thread_id thread) const { return id_ + ":" + std::to_string(thread); }
+
+  EventLoop& loop() { return loop_; }
+  Watchdog& watchdog() { return watchdog_; }
+
+  // Runs `task` on the I/O thread; false (task dropped) once shut down.
+  bool post(std::function<void()> task) { return loop_.post(std::move(task)); }
+
+  // The node serving `key`. Loop thread only. One node today; cluster routing
+  // plugs in here.
+  Node& node_for(std::string_view key);
+
+  // One core per kind and name, shared by every handle of it, so that holds,
+  // the lost-lock callback and waiters agree whichever handle is used.
+  template <class Core>
+  std::shared_ptr<Core> lock_core(std::string_view kind, std::string_view name) {
+    std::lock_guard<std::mutex> guard(locks_mutex_);
+    std::string key(kind);
+    key += '\n';
+    key += name;
+    auto& slot = locks_[key];
+    if (auto existing = slot.lock()) return std::static_pointer_cast<Core>(existing);
+    auto core = std::make_shared<Core>(shared_from_this(), std::string(name));
+    slot = core;
+    prune_locks();
+    return core;
+  }
+
+  // Operations that may wait without a command in flight (an acquire parked on
+  // pub/sub) register here so that shutdown can fail them.
+  std::uint64_t track(std::function<void()> fail_with_shutdown);
+  void untrack(std::uint64_t ticket);
+
+  void log(log_level level, const std::string& message) const {
+    if (config_.logger) config_.logger(level, message);
+  }
+
+ private:
+  void prune_locks();
+
+  Config config_;
+  std::string id_;
+  EventLoop loop_;
+  std::unique_ptr<Node> node_;
+  Watchdog watchdog_;
+  std::mutex locks_mutex_;
+  std::unordered_map<std::string, std::weak_ptr<LockCore>> locks_;
+  std::unordered_map<std::uint64_t, std::function<void()>> tracked_;
+  std::uint64_t next_ticket_ = 1;
+  std::atomic<bool> shut_down_{false};
+};
+
+// "warden: lock 'NAME' on HOST:PORT: WHAT"
+std::string lock_message(std::string_view lock, std::string_view server, std::string_view what);
+
+// A version 4 UUID (RFC 4122, as Java's UUID.randomUUID()): 122 bits from the
+// operating system's random source (getrandom), lower-case hex, 8-4-4-4-12.
+// Throws std::system_error when the OS has no randomness to give.
+std::string random_uuid();
+
+}  // namespace warden::detail

@@ -1,0 +1,121 @@
+#include "topology/node.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include <fmt/format.h>
+
+#include <warden/error.hpp>
+
+namespace warden::detail {
+namespace {
+
+ConnectionOptions subscriber_options(const ConnectionOptions& options) {
+  ConnectionOptions out = options;
+  out.subscriber = true;
+  return out;
+}
+
+std::vector<std::string> eval_argv(const char* command, const char* script, const std::vector<std::string>& keys,
+                                   const std::vector<std::string>& args) {
+  std::vector<std::string> argv;
+  argv.reserve(3 + keys.size() + args.size());
+  argv.emplace_back(command);
+  argv.emplace_back(script);
+  argv.push_back(std::to_string(keys.size()));
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+}  // namespace
+
+// One command until it runs or its deadline passes.
+struct Node::Attempt {
+  std::vector<std::string> argv;
+  const Script* script = nullptr;  // set: argv is an EVALSHA of it
+  clock::time_point deadline;
+  bool idempotent = false;
+  int refusals = 0;
+  Connection::Handler handler;
+};
+
+Node::Node(EventLoop& loop, const ConnectionOptions& options)
+    : loop_(loop),
+      log_(options.log),
+      refused_backoff_(std::chrono::milliseconds{5}, std::chrono::milliseconds{500}, std::random_device{}()),
+      commands_(loop, options),
+      pubsub_(loop, subscriber_options(options)) {}
+
+void Node::start() {
+  commands_.start();
+  pubsub_.start();
+}
+
+void Node::close() {
+  pubsub_.close();
+  commands_.close();
+  auto waiting = std::move(backing_off_);
+  backing_off_.clear();
+  for (auto& entry : waiting) {
+    loop_.cancel(entry.first);
+    entry.second->handler(Response{make_error_code(errc::shut_down), {}});
+  }
+}
+
+void Node::send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent,
+                Connection::Handler handler) {
+  auto attempt = std::make_shared<Attempt>();
+  attempt->argv = std::move(argv);
+  attempt->deadline = deadline;
+  attempt->idempotent = idempotent;
+  attempt->handler = std::move(handler);
+  send_attempt(std::move(attempt));
+}
+
+void Node::run_script(const Script& script, const std::vector<std::string>& keys,
+                      const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
+                      Connection::Handler handler) {
+  auto attempt = std::make_shared<Attempt>();
+  attempt->argv = eval_argv("EVALSHA", script.sha1, keys, args);
+  attempt->script = &script;
+  attempt->deadline = deadline;
+  attempt->idempotent = idempotent;
+  attempt->handler = std::move(handler);
+  send_attempt(std::move(attempt));
+}
+
+void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
+  // The connection keeps its own copy of argv; ours stays for a resend.
+  auto argv = attempt->argv;
+  commands_.send(std::move(argv), attempt->deadline, attempt->idempotent, [this, attempt](Response&& response) {
+    if (response.error || !did_not_run(response.reply)) return attempt->handler(std::move(response));
+    if (attempt->script != nullptr && response.reply.str.rfind("NOSCRIPT", 0) == 0 &&
+        attempt->argv[0] == "EVALSHA") {
+      // Sent again at once with the body. Each retry goes to the back of the
+      // connection's queue: callers that need their commands to run in order
+      // do not send the next one before this one's handler ran.
+      attempt->argv[0] = "EVAL";
+      attempt->argv[1] = attempt->script->body;
+      return send_attempt(attempt);
+    }
+    auto delay = refused_backoff_.delay(std::min(attempt->refusals++, 16));
+    if (log_) {
+      log_(log_level::debug, fmt::format("warden: {} did not run {}: {}; sending it again in {} ms", server(),
+                                         attempt->argv[0], response.reply.str, delay.count()));
+    }
+    if (clock::now() + delay >= attempt->deadline) {
+      Response refused{make_error_code(errc::timed_out), std::move(response.reply)};
+      refused.not_run = true;
+      return attempt->handler(std::move(refused));
+    }
+    auto timer = std::make_shared<TimerQueue::id>(0);
+    *timer = loop_.after(delay, [this, attempt, timer] {
+      backing_off_.erase(*timer);
+      send_attempt(attempt);
+    });
+    backing_off_.emplace(*timer, attempt);
+  });
+}
+
+}  // namespace warden::detail
