@@ -14,7 +14,6 @@
 
 #include "topology/client_core.hpp"
 #include "lock/lock_core.hpp"
-#include "io/spin_policy.hpp"
 
 namespace warden::detail {
 
@@ -42,23 +41,6 @@ std::future<T> submit(const std::shared_ptr<LockCore>& core, Op op) {
   bool queued = core->client().post([core, promise, op = std::move(op)]() mutable { op(*core, promise); });
   if (!queued) fail(promise, make_error_code(errc::shut_down), core->message("the client is shut down"));
   return future;
-}
-
-// Waits for a result that usually comes within one round trip (see
-// spin_policy.hpp for who spins).
-template <class T>
-T get_soon(std::future<T>&& future) {
-  if (waiting_callers().fetch_add(1, std::memory_order_acq_rel) == 0) {
-    auto until = std::chrono::steady_clock::now() + caller_spin;
-    while (waiting_callers().load(std::memory_order_relaxed) == 1 &&
-           future.wait_for(std::chrono::seconds(0)) != std::future_status::ready &&
-           std::chrono::steady_clock::now() < until) {
-    }
-  }
-  struct leave {
-    ~leave() { waiting_callers().fetch_sub(1, std::memory_order_acq_rel); }
-  } on_exit;
-  return future.get();
 }
 
 // A blocking call on the I/O thread would wait for the thread it blocks.

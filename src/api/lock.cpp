@@ -251,7 +251,7 @@ AcquireFuture<T> acquire_future(const std::shared_ptr<LockCore>& core, thread_id
 template <class T, class Start>
 T wait_blocking(const std::shared_ptr<LockCore>& core, std::string_view call, const Start& start) {
   detail::check_blocking(live(core, call), call);
-  return detail::get_soon(as_future<T>(start));
+  return as_future<T>(start).get();
 }
 
 // Waits for a release on the calling thread, or, on the I/O thread (where
@@ -277,7 +277,7 @@ std::error_code release_now(const std::shared_ptr<LockCore>& core, bool wait_on_
     auto promise = std::make_shared<std::promise<Outcome<none>>>();
     auto future = promise->get_future();
     release(core, owner, [promise](Outcome<none> outcome) { promise->set_value(std::move(outcome)); });
-    auto outcome = detail::get_soon(std::move(future));
+    auto outcome = future.get();
     log_failure(outcome);
     return outcome.error;
   } catch (const std::exception& error) {

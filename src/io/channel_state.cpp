@@ -44,6 +44,12 @@ void ChannelState::refused() {
   if (state_ == state::subscribing) state_ = state::unsubscribed;
 }
 
+ChannelState::action ChannelState::dropped(bool link_up) {
+  if (state_ != state::subscribed) return action::none;  // a command in flight settles it
+  state_ = state::unsubscribed;
+  return link_up ? this->link_up() : action::none;
+}
+
 void ChannelState::link_down() { state_ = state::unsubscribed; }
 
 ChannelState::action ChannelState::link_up() {

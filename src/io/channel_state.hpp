@@ -23,6 +23,10 @@ class ChannelState {
   // is not subscribed; its users poll instead (see PubSub).
   void refused();
 
+  // The server ended a confirmed subscription on its own (a shard channel
+  // whose slot moved): subscribe again if anyone still needs it.
+  action dropped(bool link_up);
+
   // The subscriber connection dropped (the server forgot every subscription)
   // or came back.
   void link_down();

@@ -1,15 +1,14 @@
 #include "io/connection.hpp"
 
-#include <hiredis/async.h>
-#include <hiredis/hiredis.h>
-
 #include <fmt/format.h>
+
+#include <netinet/in.h>
 
 #include <random>
 
 #include <warden/error.hpp>
 
-#include "io/uv_adapter.hpp"
+#include "io/tls_session.hpp"
 
 namespace warden::detail {
 namespace {
@@ -19,29 +18,52 @@ std::uint64_t random_seed() {
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
 }
 
-void* as_privdata(std::uint64_t id) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(id)); }
-std::uint64_t from_privdata(void* privdata) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(privdata)); }
-
-bool write_argv(redisAsyncContext* context, redisCallbackFn* callback, void* privdata,
-                const std::vector<std::string>& argv) {
-  std::vector<const char*> parts;
-  std::vector<std::size_t> lengths;
-  parts.reserve(argv.size());
-  lengths.reserve(argv.size());
-  for (const auto& arg : argv) {
-    parts.push_back(arg.data());
-    lengths.push_back(arg.size());
-  }
-  return redisAsyncCommandArgv(context, callback, privdata, static_cast<int>(argv.size()), parts.data(),
-                               lengths.data()) == REDIS_OK;
+// Errors that reconnecting will not cure: what is queued fails at once
+// instead of waiting for a connection that will be refused the same way.
+bool permanent(std::error_code why) {
+  return why == errc::authentication_failed || why == errc::tls_verify_failed || why == errc::tls_handshake_failed;
 }
 
+constexpr std::size_t read_buffer_size = 64 * 1024;
+
 }  // namespace
+
+// The libuv handle of one connect attempt and the requests made on it. It
+// outlives the Connection's interest in it: libuv closes handles
+// asynchronously, so an abandoned socket (owner null) frees itself from its
+// close callback (or, while a name lookup is running, from that callback).
+struct Connection::Socket {
+  union {
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+  } handle{};
+  uv_getaddrinfo_t lookup{};
+  uv_connect_t connect_request{};
+  uv_write_t write_request{};
+  Connection* owner = nullptr;
+  bool handle_open = false;
+  bool looking_up = false;
+  char buffer[read_buffer_size];
+
+  uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&handle); }
+  uv_handle_t* as_handle() { return reinterpret_cast<uv_handle_t*>(&handle); }
+
+  // The owner lets go. Frees the socket once libuv is done with it.
+  void abandon() {
+    owner = nullptr;
+    if (looking_up) return;  // the lookup callback frees it
+    if (handle_open) {
+      uv_close(as_handle(), [](uv_handle_t* h) { delete static_cast<Socket*>(h->data); });
+    } else {
+      delete this;
+    }
+  }
+};
 
 Connection::Connection(EventLoop& loop, ConnectionOptions options)
     : loop_(loop),
       options_(std::move(options)),
-      server_(fmt::format("{}:{}", options_.host, options_.port)),
+      server_(options_.unix_socket.empty() ? fmt::format("{}:{}", options_.host, options_.port) : options_.unix_socket),
       link_(Backoff(options_.backoff_min, options_.backoff_max, random_seed())) {}
 
 Connection::~Connection() { close(); }
@@ -50,6 +72,8 @@ void Connection::log(log_level level, const std::string& message) const {
   if (options_.log) options_.log(level, message);
 }
 
+std::string Connection::describe() const { return fmt::format("{} connection to {}", options_.role, server_); }
+
 void Connection::start() {
   if (link_.current() == LinkState::state::idle) connect();
 }
@@ -57,41 +81,177 @@ void Connection::start() {
 void Connection::connect() {
   reconnect_timer_ = 0;
   if (!link_.begin_connect()) return;
-  redisAsyncContext* context = redisAsyncConnect(options_.host.c_str(), options_.port);
-  if (context == nullptr || context->err != 0) {
-    std::string why = context != nullptr ? context->errstr : "out of memory";
-    if (context != nullptr) redisAsyncFree(context);
-    drop(make_error_code(errc::connection_refused), why);
-    return;
-  }
-  context->data = this;
-  if (!attach_to_uv(loop_.uv(), loop_.flusher(), context)) {
-    redisAsyncFree(context);
-    drop(make_error_code(errc::connection_refused), "cannot watch the socket");
-    return;
-  }
-  context_ = context;
-  redisAsyncSetConnectCallback(context, [](const redisAsyncContext* c, int status) {
-    static_cast<Connection*>(c->data)->on_connected(status);
-  });
-  redisAsyncSetDisconnectCallback(context, [](const redisAsyncContext* c, int) {
-    static_cast<Connection*>(c->data)->on_disconnected(c);
-  });
+  socket_ = new Socket;
+  socket_->owner = this;
   connect_timer_ = loop_.after(options_.connect_timeout, [this] {
     connect_timer_ = 0;
-    drop(make_error_code(errc::connection_refused), "connect timed out");
+    if (socket_ != nullptr && socket_->handle_open && tls_ && !tls_->established() && !transport_up_) {
+      drop(make_error_code(errc::tls_handshake_failed),
+           fmt::format("TLS handshake timed out after {} ms", options_.connect_timeout.count()));
+    } else if (transport_up_) {
+      drop(make_error_code(errc::connection_refused),
+           fmt::format("no answer to AUTH/SELECT within {} ms", options_.connect_timeout.count()));
+    } else {
+      drop(make_error_code(errc::connection_refused),
+           fmt::format("connect timed out after {} ms", options_.connect_timeout.count()));
+    }
   });
-}
-
-void Connection::on_connected(int status) {
-  if (status != REDIS_OK) {
-    // hiredis frees the context itself after this callback returns.
-    std::string why = context_ != nullptr ? context_->errstr : "connect failed";
-    context_ = nullptr;
-    drop(make_error_code(errc::connection_refused), why);
+  if (!options_.unix_socket.empty()) {
+    uv_pipe_init(loop_.uv(), &socket_->handle.pipe, 0);
+    socket_->handle.pipe.data = socket_;
+    socket_->handle_open = true;
+    socket_->connect_request.data = socket_;
+    uv_pipe_connect(&socket_->connect_request, &socket_->handle.pipe, options_.unix_socket.c_str(),
+                    [](uv_connect_t* request, int status) {
+                      auto* socket = static_cast<Socket*>(request->data);
+                      if (socket->owner != nullptr) socket->owner->on_transport_connected(status);
+                    });
     return;
   }
+  sockaddr_in6 address6{};
+  sockaddr_in address4{};
+  if (uv_ip4_addr(options_.host.c_str(), options_.port, &address4) == 0) {
+    connect_to(reinterpret_cast<const sockaddr*>(&address4));
+    return;
+  }
+  if (uv_ip6_addr(options_.host.c_str(), options_.port, &address6) == 0) {
+    connect_to(reinterpret_cast<const sockaddr*>(&address6));
+    return;
+  }
+  // A host name: looked up on libuv's thread pool, never blocking the loop.
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  socket_->looking_up = true;
+  socket_->lookup.data = socket_;
+  std::string port = std::to_string(options_.port);
+  int rc = uv_getaddrinfo(
+      loop_.uv(), &socket_->lookup,
+      [](uv_getaddrinfo_t* request, int status, addrinfo* result) {
+        auto* socket = static_cast<Socket*>(request->data);
+        socket->looking_up = false;
+        Connection* owner = socket->owner;
+        if (owner == nullptr) {
+          uv_freeaddrinfo(result);
+          delete socket;
+          return;
+        }
+        if (status != 0 || result == nullptr) {
+          uv_freeaddrinfo(result);
+          owner->drop(make_error_code(errc::connection_refused),
+                      fmt::format("cannot resolve {}: {}", owner->options_.host, uv_strerror(status)));
+          return;
+        }
+        owner->connect_to(result->ai_addr);
+        uv_freeaddrinfo(result);
+      },
+      options_.host.c_str(), port.c_str(), &hints);
+  if (rc != 0) {
+    socket_->looking_up = false;
+    drop(make_error_code(errc::connection_refused), fmt::format("cannot resolve {}: {}", options_.host, uv_strerror(rc)));
+  }
+}
+
+void Connection::connect_to(const sockaddr* address) {
+  uv_tcp_init(loop_.uv(), &socket_->handle.tcp);
+  socket_->handle.tcp.data = socket_;
+  socket_->handle_open = true;
+  // Commands are small and answered at once: never hold one back to fill a
+  // segment.
+  uv_tcp_nodelay(&socket_->handle.tcp, 1);
+  socket_->connect_request.data = socket_;
+  int rc = uv_tcp_connect(&socket_->connect_request, &socket_->handle.tcp, address,
+                          [](uv_connect_t* request, int status) {
+                            auto* socket = static_cast<Socket*>(request->data);
+                            if (socket->owner != nullptr) socket->owner->on_transport_connected(status);
+                          });
+  if (rc != 0) drop(make_error_code(errc::connection_refused), uv_strerror(rc));
+}
+
+void Connection::on_transport_connected(int status) {
+  if (status != 0) {
+    drop(make_error_code(errc::connection_refused), uv_strerror(status));
+    return;
+  }
+  int rc = uv_read_start(
+      socket_->stream(),
+      [](uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
+        auto* socket = static_cast<Socket*>(handle->data);
+        *buf = uv_buf_init(socket->buffer, sizeof socket->buffer);
+      },
+      [](uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+        auto* socket = static_cast<Socket*>(stream->data);
+        Connection* owner = socket->owner;
+        if (owner == nullptr || nread == 0) return;
+        if (nread < 0) {
+          owner->drop(make_error_code(errc::connection_lost),
+                      nread == UV_EOF ? std::string("closed by the server") : uv_strerror(static_cast<int>(nread)));
+          return;
+        }
+        owner->on_read(buf->base, static_cast<std::size_t>(nread));
+      });
+  if (rc != 0) {
+    drop(make_error_code(errc::connection_refused), uv_strerror(rc));
+    return;
+  }
+  start_session();
+}
+
+void Connection::start_session() {
+  if (options_.tls) {
+    tls_ = std::make_unique<TlsSession>(options_.tls,
+                                        options_.tls_server_name.empty() ? options_.host : options_.tls_server_name);
+    tls_->start();
+    loop_.schedule_flush(this);
+    return;  // set-up follows the handshake (on_read)
+  }
+  transport_up_ = true;
   setup();
+}
+
+void Connection::on_read(const char* data, std::size_t size) {
+  if (!tls_) {
+    on_bytes(data, size);
+    return;
+  }
+  std::string plain;
+  if (auto error = tls_->receive(data, size, plain)) {
+    drop(error, tls_->error_text());
+    return;
+  }
+  loop_.schedule_flush(this);  // handshake records, alerts, key updates
+  Socket* socket = socket_;
+  if (!transport_up_ && tls_->established()) {
+    transport_up_ = true;
+    setup();
+    if (socket_ != socket) return;
+  }
+  if (!plain.empty()) on_bytes(plain.data(), plain.size());
+}
+
+void Connection::on_bytes(const char* data, std::size_t size) {
+  std::vector<LinkProtocol::Event> events;
+  events.swap(events_);
+  events.clear();
+  if (!protocol_.feed(data, size, events)) {
+    drop(make_error_code(errc::protocol_error), protocol_.error_text());
+    return;
+  }
+  last_reply_ = clock::now();
+  probe_outstanding_ = false;  // any answer shows the server is there
+  Socket* socket = socket_;
+  for (auto& event : events) {
+    if (event.what == LinkProtocol::Event::type::reply) {
+      // A reply to a command that timed out meanwhile finds no request.
+      complete(event.id, Response{{}, std::move(event.reply)});
+    } else if (on_push_) {
+      on_push_(event.push);
+    }
+    // A handler closed or dropped this connection: the rest is moot.
+    if (socket_ != socket) return;
+  }
+  events.clear();
+  events_.swap(events);
 }
 
 void Connection::setup() {
@@ -111,15 +271,15 @@ void Connection::setup() {
     return;
   }
   setup_pending_ = static_cast<int>(commands.size());
-  redisAsyncContext* context = context_;
+  Socket* socket = socket_;
   for (auto& argv : commands) {
     std::uint64_t id = next_id_++;
     Request& request = requests_[id];
     request.argv = std::move(argv);
     request.deadline = clock::now() + options_.connect_timeout;
-    request.handler = [this, context, command = request.argv.front()](Response&& response) {
-      if (context_ != context) return;  // that connection is gone already
-      if (response.error) return;        // a transport failure: the drop is handled already
+    request.handler = [this, socket, command = request.argv.front()](Response&& response) {
+      if (socket_ != socket) return;  // that connection is gone already
+      if (response.error) return;      // a transport failure: the drop is handled already
       if (response.reply.is_error()) {
         // Only a refusal of the credentials or the database is permanent; any
         // other error (e.g. too many clients) is retried like a failed connect.
@@ -144,7 +304,7 @@ void Connection::setup() {
       }
       if (--setup_pending_ == 0) become_ready();
     };
-    if (!write(id, request)) return;
+    write_request(id, request);
   }
 }
 
@@ -153,45 +313,30 @@ void Connection::become_ready() {
   connect_timer_ = 0;
   bool reconnect = link_.ever_connected();
   link_.connected();
-  log(log_level::info, fmt::format("warden: {} {}", reconnect ? "reconnected to" : "connected to", server_));
+  log(log_level::info, fmt::format("warden: {} {}", describe(), reconnect ? "re-established" : "established"));
   last_reply_ = clock::now();
   probe_outstanding_ = false;
   health_timer_ = loop_.after(options_.health_check_interval, [this] { health_tick(); });
-  flush();
+  write_queued();
   if (on_ready_) on_ready_();
 }
 
-void Connection::flush() {
-  // Commands dropped in flight (possibly after the drop was handled, when
-  // hiredis freed the context late) go out again first, in their order.
-  queue_.insert(queue_.begin(), requeue_.begin(), requeue_.end());
-  requeue_.clear();
-  while (context_ != nullptr && link_.ready() && !queue_.empty()) {
+void Connection::write_queued() {
+  while (link_.ready() && !queue_.empty()) {
     std::uint64_t id = queue_.front();
     queue_.pop_front();
     auto it = requests_.find(id);
     if (it == requests_.end()) continue;  // expired while queued
-    if (!write(id, it->second)) {
-      queue_.push_front(id);  // goes out on the next connection
-      return;
-    }
+    write_request(id, it->second);
   }
 }
 
-bool Connection::write(std::uint64_t id, Request& request) {
-  if (write_argv(context_, reply_callback, as_privdata(id), request.argv)) {
-    request.in_flight = true;
-    return true;
-  }
-  // hiredis refuses commands only on a context it is tearing down, which it
-  // then frees itself: forget it rather than free it a second time.
-  if ((context_->c.flags & (REDIS_DISCONNECTING | REDIS_FREEING)) != 0) {
-    context_ = nullptr;
-    after_drop(make_error_code(errc::connection_lost), "connection closing");
-  } else {
-    drop(make_error_code(errc::connection_lost), "write refused");
-  }
-  return false;
+void Connection::write_request(std::uint64_t id, Request& request) {
+  protocol_.encode(id, request.argv, plain_out_);
+  request.in_flight = true;
+  // Only an idempotent command is ever written again.
+  if (!request.idempotent) std::vector<std::string>().swap(request.argv);
+  loop_.schedule_flush(this);
 }
 
 void Connection::send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent, Handler handler) {
@@ -206,17 +351,74 @@ void Connection::send(std::vector<std::string> argv, clock::time_point deadline,
   request.idempotent = idempotent;
   request.handler = std::move(handler);
   watch_deadline(deadline, id);
-  if (context_ != nullptr && link_.ready() && queue_.empty()) {
-    if (!write(id, request)) queue_.push_back(id);
+  if (link_.ready() && queue_.empty()) {
+    write_request(id, request);
   } else {
     queue_.push_back(id);
   }
 }
 
-bool Connection::send_push(const std::vector<std::string>& argv) {
-  if (context_ == nullptr || !link_.ready()) return false;
-  if (!write_argv(context_, push_callback, nullptr, argv)) return false;
+bool Connection::send_subscription(const std::vector<std::string>& argv) {
+  if (!link_.ready()) return false;
+  if (!protocol_.encode_subscription(argv, plain_out_)) return false;
+  loop_.schedule_flush(this);
   return true;
+}
+
+void Connection::flush_output() {
+  if (socket_ == nullptr || !socket_->handle_open) return;
+  if (tls_) {
+    if (!plain_out_.empty()) {
+      if (auto error = tls_->send(plain_out_.data(), plain_out_.size())) {
+        drop(error, tls_->error_text());
+        return;
+      }
+      plain_out_.clear();
+    }
+    wire_out_ += tls_->take_output();
+  } else if (wire_out_.empty()) {
+    wire_out_.swap(plain_out_);
+  } else {
+    wire_out_ += plain_out_;
+    plain_out_.clear();
+  }
+  if (write_in_progress_ || wire_out_.empty()) return;
+  // Most writes complete at once: try that first, and hand libuv only what
+  // the socket could not take.
+  uv_buf_t buffer = uv_buf_init(wire_out_.data(), static_cast<unsigned>(wire_out_.size()));
+  int written = uv_try_write(socket_->stream(), &buffer, 1);
+  if (written == UV_EAGAIN) written = 0;
+  if (written < 0) {
+    drop(make_error_code(errc::connection_lost), uv_strerror(written));
+    return;
+  }
+  if (static_cast<std::size_t>(written) == wire_out_.size()) {
+    wire_out_.clear();
+    return;
+  }
+  writing_.assign(wire_out_, static_cast<std::size_t>(written), std::string::npos);
+  wire_out_.clear();
+  write_in_progress_ = true;
+  socket_->write_request.data = socket_;
+  buffer = uv_buf_init(writing_.data(), static_cast<unsigned>(writing_.size()));
+  int rc = uv_write(&socket_->write_request, socket_->stream(), &buffer, 1, [](uv_write_t* request, int status) {
+    auto* socket = static_cast<Socket*>(request->data);
+    if (socket->owner != nullptr) socket->owner->on_written(status);
+  });
+  if (rc != 0) {
+    write_in_progress_ = false;
+    drop(make_error_code(errc::connection_lost), uv_strerror(rc));
+  }
+}
+
+void Connection::on_written(int status) {
+  write_in_progress_ = false;
+  writing_.clear();
+  if (status != 0) {
+    drop(make_error_code(errc::connection_lost), uv_strerror(status));
+    return;
+  }
+  if (!wire_out_.empty() || !plain_out_.empty()) loop_.schedule_flush(this);
 }
 
 std::error_code Connection::pending_error() const {
@@ -265,60 +467,6 @@ void Connection::complete(std::uint64_t id, Response&& response) {
   if (handler) handler(std::move(response));
 }
 
-void Connection::reply_callback(redisAsyncContext* context, void* reply, void* privdata) {
-  static_cast<Connection*>(context->data)->on_reply(context, from_privdata(privdata), static_cast<redisReply*>(reply));
-}
-
-void Connection::push_callback(redisAsyncContext* context, void* reply, void* /*privdata*/) {
-  static_cast<Connection*>(context->data)->on_push_reply(static_cast<redisReply*>(reply));
-}
-
-void Connection::on_reply(redisAsyncContext* context, std::uint64_t id, redisReply* reply) {
-  if (reply == nullptr) {
-    // hiredis is freeing the context: this command's fate is unknown. When
-    // hiredis itself noticed the drop (EOF, reset), these callbacks run before
-    // its disconnect callback; the link is marked down at the first of them,
-    // so that what their handlers send is queued for the next connection
-    // instead of being written to the dying one.
-    if (context == context_) {
-      context_ = nullptr;
-      after_drop(make_error_code(errc::connection_lost),
-                 context->errstr[0] != '\0' ? context->errstr : "connection closed");
-    }
-    auto it = requests_.find(id);
-    if (it == requests_.end()) return;
-    Request& request = it->second;
-    request.in_flight = false;
-    if (link_.closed()) {
-      complete(id, Response{make_error_code(errc::shut_down), {}});
-    } else if (request.idempotent && request.resends < options_.retry_attempts) {
-      ++request.resends;
-      requeue_.push_back(id);
-    } else {
-      complete(id, Response{make_error_code(errc::connection_lost), {}});
-    }
-    return;
-  }
-  last_reply_ = clock::now();
-  complete(id, Response{{}, Reply::from(reply)});
-}
-
-void Connection::on_push_reply(redisReply* reply) {
-  if (reply == nullptr) return;  // context going away; the down handler says so
-  last_reply_ = clock::now();
-  // Any reply shows the server is there, a refused health SUBSCRIBE (an ACL
-  // without channels) included: treating that as silence would reconnect for
-  // ever, and each reconnect would be refused the same way.
-  probe_outstanding_ = false;
-  Reply value = Reply::from(reply);
-  if (value.type == Reply::kind::array && value.elements.size() >= 2 && value.elements[0].str == "subscribe" &&
-      value.elements[1].str == options_.health_channel) {
-    probe_outstanding_ = false;
-    return;
-  }
-  if (on_push_) on_push_(value);
-}
-
 void Connection::health_tick() {
   health_timer_ = 0;
   if (!link_.ready()) return;
@@ -329,85 +477,85 @@ void Connection::health_tick() {
       return;
     }
   } else if (now - last_reply_ >= options_.health_check_interval) {
+    // PING is answered in order on a subscribed link too (["pong", ""]).
     probe_outstanding_ = true;
     probe_sent_ = now;
-    if (options_.subscriber && !subscribe_refused_) {
-      send_push({"SUBSCRIBE", options_.health_channel});
-    } else {
-      send({"PING"}, now + options_.health_check_interval, true, [this](Response&& response) {
-        if (!response.error) probe_outstanding_ = false;
-      });
-    }
+    send({"PING"}, now + options_.health_check_interval, true, [](Response&&) {});
   }
   health_timer_ = loop_.after(options_.health_check_interval, [this] { health_tick(); });
 }
 
-void Connection::on_disconnected(const redisAsyncContext* context) {
-  // Only a drop hiredis noticed itself (EOF, socket error) is news here; when
-  // we free the context ourselves, context_ was cleared first.
-  if (context != context_) return;
-  context_ = nullptr;
-  std::string why = context->errstr[0] != '\0' ? context->errstr : "closed by server";
-  if (options_.subscriber && why.rfind("NOPERM", 0) == 0) {
-    // hiredis closed the link over a refused SUBSCRIBE: tell the subscriber,
-    // which stops subscribing, so the reconnect below is the last one.
-    subscribe_refused_ = true;
-    if (on_push_) on_push_(Reply::make_error(why));
+void Connection::release_socket() {
+  loop_.cancel_flush(this);
+  if (socket_ != nullptr) {
+    Socket* socket = socket_;
+    socket_ = nullptr;
+    socket->abandon();
   }
-  after_drop(make_error_code(errc::connection_lost), why);
+  tls_.reset();
+  transport_up_ = false;
+  plain_out_.clear();
+  wire_out_.clear();
+  writing_.clear();
+  write_in_progress_ = false;
 }
 
 void Connection::drop(std::error_code why, const std::string& detail) {
-  if (context_ != nullptr) {
-    redisAsyncContext* context = context_;
-    context_ = nullptr;
-    redisAsyncFree(context);  // runs every pending reply callback with no reply
-  }
-  after_drop(why, detail);
-}
-
-void Connection::after_drop(std::error_code why, const std::string& detail) {
+  bool was_ready = link_.ready();
+  release_socket();
   loop_.cancel(connect_timer_);
   loop_.cancel(health_timer_);
   connect_timer_ = health_timer_ = 0;
   setup_pending_ = 0;
-  bool was_ready = link_.ready();
-  queue_.insert(queue_.begin(), requeue_.begin(), requeue_.end());
-  requeue_.clear();
   if (link_.closed()) return;
+  // What was in flight: idempotent commands go out again first, in their
+  // order; for the others the outcome is unknown.
+  std::deque<std::uint64_t> resend;
+  std::vector<std::uint64_t> lost;
+  for (auto id : protocol_.reset()) {
+    auto it = requests_.find(id);
+    if (it == requests_.end()) continue;
+    Request& request = it->second;
+    request.in_flight = false;
+    if (request.idempotent && request.resends < options_.retry_attempts) {
+      ++request.resends;
+      resend.push_back(id);
+    } else {
+      lost.push_back(id);
+    }
+  }
+  queue_.insert(queue_.begin(), resend.begin(), resend.end());
   auto delay = link_.failed(why);
   log(was_ready ? log_level::warning : log_level::info,
-      fmt::format("warden: connection to {} {}: {}; retrying in {} ms", server_, was_ready ? "lost" : "failed",
-                  detail, delay.count()));
-  if (why == errc::authentication_failed) {
-    // Waiting will not fix credentials: fail what is queued now.
+      fmt::format("warden: {} {}: {}; retrying in {} ms", describe(), was_ready ? "lost" : "failed", detail,
+                  delay.count()));
+  reconnect_timer_ = loop_.after(delay, [this] { connect(); });
+  // Handlers run last: what they send now is queued for the next connection.
+  for (auto id : lost) complete(id, Response{make_error_code(errc::connection_lost), {}});
+  if (permanent(why)) {
+    // Waiting will not fix credentials or trust: fail what is queued now.
     auto queued = std::move(queue_);
     queue_.clear();
     for (auto id : queued) complete(id, Response{why, {}});
   }
-  if (was_ready && on_down_) on_down_();
-  reconnect_timer_ = loop_.after(delay, [this] { connect(); });
+  if (was_ready && on_down_ && !link_.closed()) on_down_();
 }
 
 void Connection::close() {
   if (link_.closed()) return;
   link_.close();
+  release_socket();
   loop_.cancel(connect_timer_);
   loop_.cancel(reconnect_timer_);
   loop_.cancel(health_timer_);
   loop_.cancel(deadline_timer_);
   connect_timer_ = reconnect_timer_ = health_timer_ = deadline_timer_ = 0;
   deadlines_ = {};
-  if (context_ != nullptr) {
-    redisAsyncContext* context = context_;
-    context_ = nullptr;
-    redisAsyncFree(context);
-  }
+  protocol_.reset();
   std::vector<std::uint64_t> pending;
   for (auto& entry : requests_) pending.push_back(entry.first);
   for (auto id : pending) complete(id, Response{make_error_code(errc::shut_down), {}});
   queue_.clear();
-  requeue_.clear();
 }
 
 }  // namespace warden::detail

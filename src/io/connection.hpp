@@ -1,12 +1,18 @@
-// One connection to one Redis server: hiredis async context on the event loop,
-// connect timeout, per-command deadlines, set-up after connect, reconnect with
-// back-off, and an idle health check.
+// One connection to one Redis server, warden's own: libuv does the I/O (TCP
+// or a unix socket), TLS is layered in when configured, and the protocol
+// decisions (encoding, matching replies, telling pushes apart) are made by
+// LinkProtocol. This file adds what needs a clock and a socket: connect with
+// a timeout, set-up (AUTH, SELECT) after connect, write coalescing,
+// per-command deadlines, reconnect with back-off and an idle health check.
 #pragma once
+
+#include <uv.h>
 
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -15,17 +21,22 @@
 #include <warden/config.hpp>
 
 #include "io/event_loop.hpp"
+#include "io/link_protocol.hpp"
 #include "io/link_state.hpp"
 #include "io/reply.hpp"
 
-struct redisAsyncContext;
-struct redisReply;
-
 namespace warden::detail {
+
+class TlsContext;
+class TlsSession;
 
 struct ConnectionOptions {
   std::string host;
   std::uint16_t port = 6379;
+  std::string unix_socket;  // non-empty: connect here instead of host:port
+  // Set: speak TLS, verifying the server as `tls_server_name` (empty: host).
+  std::shared_ptr<TlsContext> tls;
+  std::string tls_server_name;
   std::string username;
   std::string password;
   int database = 0;
@@ -34,16 +45,13 @@ struct ConnectionOptions {
   std::chrono::milliseconds backoff_min{50};
   std::chrono::milliseconds backoff_max{2'000};
   int retry_attempts = 3;
-  // Subscriber mode: replies arrive through the push handler, and the health
-  // probe re-subscribes `health_channel` (PING is not answered as a plain reply
-  // by hiredis 0.14 on a subscribed connection).
-  bool subscriber = false;
-  std::string health_channel;
+  // What the connection is for, in log lines: "command" or "subscriber".
+  std::string role = "command";
   warden::logger log;
 };
 
 // Lives on and is used from the loop thread only.
-class Connection {
+class Connection : private Flushable {
  public:
   using Handler = std::function<void(Response&&)>;
 
@@ -52,7 +60,7 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  // "host:port", for messages.
+  // "host:port" or the socket path, for messages.
   const std::string& server() const { return server_; }
   bool ready() const { return link_.ready(); }
 
@@ -63,25 +71,24 @@ class Connection {
 
   // Queues a command; `handler` runs exactly once, on the loop thread, with the
   // reply or: errc::timed_out when no reply came by `deadline`; the last
-  // connect error (connection_refused, authentication_failed) when no
+  // connect error (connection_refused, authentication_failed, tls_*) when no
   // connection could be made by then; errc::connection_lost when the link
   // dropped after the command was sent and it is not `idempotent` (idempotent
   // commands are sent again after the reconnect, up to retry_attempts times).
   void send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent, Handler handler);
 
-  // Subscriber mode. The push handler sees every reply (subscribe
-  // confirmations and messages) except the health probe's; the ready handler
-  // runs after each (re)connect once set-up is done; the down handler when the
-  // link drops. send_push writes at once and returns false when not ready.
-  void on_push(std::function<void(const Reply&)> handler) { on_push_ = std::move(handler); }
+  // Pub/sub. send_subscription writes a (S)(UN)SUBSCRIBE at once and returns
+  // false when the link is not ready; its confirmations, messages and a
+  // refusal reach the push handler. The ready handler runs after each
+  // (re)connect once set-up is done; the down handler when the link drops.
+  bool send_subscription(const std::vector<std::string>& argv);
+  void on_push(std::function<void(const Push&)> handler) { on_push_ = std::move(handler); }
   void on_ready(std::function<void()> handler) { on_ready_ = std::move(handler); }
   void on_down(std::function<void()> handler) { on_down_ = std::move(handler); }
-  bool send_push(const std::vector<std::string>& argv);
 
   // Why a command queued now could not be written yet: the last connect error
-  // (connection_refused, authentication_failed) while not connected, else
-  // timed_out. Composite locks use it to name the cause of a node that missed
-  // its time budget.
+  // while not connected, else timed_out. Composite locks use it to name the
+  // cause of a node that missed its time budget.
   std::error_code pending_error() const;
 
  private:
@@ -93,37 +100,46 @@ class Connection {
     int resends = 0;
     Handler handler;
   };
+  struct Socket;
 
   void connect();
-  void on_connected(int status);
-  void on_disconnected(const redisAsyncContext* context);
+  void connect_to(const sockaddr* address);
+  void on_transport_connected(int status);
+  void start_session();
+  void on_read(const char* data, std::size_t size);
+  void on_bytes(const char* data, std::size_t size);
   void setup();
   void become_ready();
   void drop(std::error_code why, const std::string& detail);
-  void after_drop(std::error_code why, const std::string& detail);
-  void flush();
-  bool write(std::uint64_t id, Request& request);
-  void on_reply(redisAsyncContext* context, std::uint64_t id, redisReply* reply);
-  void on_push_reply(redisReply* reply);
+  void release_socket();
+  void write_queued();
+  void write_request(std::uint64_t id, Request& request);
+  void flush_output() override;
+  void on_written(int status);
   void expire(std::uint64_t id);
   void watch_deadline(clock::time_point deadline, std::uint64_t id);
   void expire_due();
   void complete(std::uint64_t id, Response&& response);
   void health_tick();
   void log(log_level level, const std::string& message) const;
-
-  static void reply_callback(redisAsyncContext* context, void* reply, void* privdata);
-  static void push_callback(redisAsyncContext* context, void* reply, void* privdata);
+  std::string describe() const;
 
   EventLoop& loop_;
   ConnectionOptions options_;
   std::string server_;
   LinkState link_;
-  redisAsyncContext* context_ = nullptr;
+  LinkProtocol protocol_;
+  Socket* socket_ = nullptr;  // the current attempt's socket; owned until closed
+  std::unique_ptr<TlsSession> tls_;
+  bool transport_up_ = false;  // connected, TLS (if any) established
+  std::string plain_out_;      // encoded commands not yet handed to TLS / the socket
+  std::string wire_out_;       // bytes for the socket, not yet written
+  std::string writing_;        // bytes of the write in progress
+  bool write_in_progress_ = false;
+  std::vector<LinkProtocol::Event> events_;  // reused between reads
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, Request> requests_;
-  std::deque<std::uint64_t> queue_;    // not written yet, in order
-  std::deque<std::uint64_t> requeue_;  // dropped in flight, to be resent first
+  std::deque<std::uint64_t> queue_;  // not written yet, in order
   // Deadlines of pending commands, earliest first, served by one timer. An
   // entry whose command has completed is skipped when it comes up, which is
   // cheaper than a timer per command set and cancelled at every reply.
@@ -136,13 +152,9 @@ class Connection {
   TimerQueue::id health_timer_ = 0;
   clock::time_point last_reply_{};
   bool probe_outstanding_ = false;
-  // A subscriber whose SUBSCRIBE the server refused (ACL NOPERM). hiredis
-  // drops a subscribed connection on such an error, so from then on the
-  // health probe is a PING and PubSub sends no SUBSCRIBE (it polls).
-  bool subscribe_refused_ = false;
   clock::time_point probe_sent_{};
   int setup_pending_ = 0;
-  std::function<void(const Reply&)> on_push_;
+  std::function<void(const Push&)> on_push_;
   std::function<void()> on_ready_;
   std::function<void()> on_down_;
 };

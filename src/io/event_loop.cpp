@@ -1,10 +1,9 @@
 #include "io/event_loop.hpp"
 
-#include "io/spin_policy.hpp"
-
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace warden::detail {
@@ -15,7 +14,15 @@ EventLoop::EventLoop() {
   uv_async_init(&loop_, &wakeup_, [](uv_async_t* handle) { static_cast<EventLoop*>(handle->data)->drain(); });
   timer_.data = this;
   uv_timer_init(&loop_, &timer_);
-  flusher_ = std::make_unique<WriteFlusher>(&loop_);
+  prepare_.data = this;
+  check_.data = this;
+  uv_prepare_init(&loop_, &prepare_);
+  uv_check_init(&loop_, &check_);
+  uv_prepare_start(&prepare_, [](uv_prepare_t* handle) { static_cast<EventLoop*>(handle->data)->run_flushes(); });
+  uv_check_start(&check_, [](uv_check_t* handle) { static_cast<EventLoop*>(handle->data)->run_flushes(); });
+  // The flush handles alone never keep the loop alive.
+  uv_unref(reinterpret_cast<uv_handle_t*>(&prepare_));
+  uv_unref(reinterpret_cast<uv_handle_t*>(&check_));
   thread_ = std::thread([this] { run(); });
   thread_id_.store(thread_.get_id());
 }
@@ -48,6 +55,29 @@ void EventLoop::cancel(TimerQueue::id timer) {
   if (timer != 0) timers_.cancel(timer);
 }
 
+void EventLoop::schedule_flush(Flushable* target) {
+  if (target->flush_scheduled_) return;
+  target->flush_scheduled_ = true;
+  flushes_.push_back(target);
+}
+
+void EventLoop::cancel_flush(Flushable* target) {
+  if (!target->flush_scheduled_) return;
+  target->flush_scheduled_ = false;
+  flushes_.erase(std::remove(flushes_.begin(), flushes_.end(), target), flushes_.end());
+}
+
+void EventLoop::run_flushes() {
+  // A flush may schedule another (a write that completed at once and found
+  // more output): loop until nothing is left.
+  while (!flushes_.empty()) {
+    std::vector<Flushable*> batch;
+    batch.swap(flushes_);
+    for (auto* target : batch) target->flush_scheduled_ = false;
+    for (auto* target : batch) target->flush_output();
+  }
+}
+
 void EventLoop::rearm() {
   if (stopping_) return;
   auto next = timers_.next();
@@ -74,7 +104,6 @@ void EventLoop::drain() {
     std::lock_guard<std::mutex> guard(mutex_);
     batch.swap(tasks_);
   }
-  if (!batch.empty()) flusher_->note_activity();
   for (auto& task : batch) task();
   if (stopping_ && !uv_is_closing(reinterpret_cast<uv_handle_t*>(&wakeup_))) {
     // The shutdown task ran: close our own handles; uv_run returns once the
@@ -83,39 +112,26 @@ void EventLoop::drain() {
     uv_timer_stop(&timer_);
     uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_), nullptr);
-    flusher_->close();
+    run_flushes();
+    uv_close(reinterpret_cast<uv_handle_t*>(&prepare_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&check_), nullptr);
   }
 }
 
 void EventLoop::run() {
   thread_id_.store(std::this_thread::get_id());
-  // hiredis writes with write(2): to a server that went away that raises
-  // SIGPIPE, whose default action ends the process. Blocked in this thread,
-  // the signal stays pending here and write(2) reports EPIPE instead. Other
-  // threads and the application's own signal handling are left alone.
+  // Writing to a server that went away raises SIGPIPE, whose default action
+  // ends the process. Blocked in this thread, the signal stays pending here
+  // and write(2) reports EPIPE instead. Other threads and the application's
+  // own signal handling are left alone.
   sigset_t pipe;
   sigemptyset(&pipe);
   sigaddset(&pipe, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-  for (;;) {
-    if (waiting_callers().load(std::memory_order_relaxed) > 1) {
-      // Keep polling while replies and tasks keep coming; sleep after a
-      // quiet io_spin.
-      auto until = clock::now() + io_spin;
-      auto seen = flusher_->activity();
-      while (waiting_callers().load(std::memory_order_relaxed) > 1) {
-        if (uv_run(&loop_, UV_RUN_NOWAIT) == 0) return;
-        auto now = clock::now();
-        if (flusher_->activity() != seen) {
-          seen = flusher_->activity();
-          until = now + io_spin;
-        } else if (now >= until) {
-          break;
-        }
-      }
-    }
-    if (uv_run(&loop_, UV_RUN_ONCE) == 0) return;
-  }
+  // The loop sleeps in epoll whenever it has nothing to do: callers hand it
+  // work through post() (one eventfd write, coalesced by libuv while a
+  // wake-up is pending) and it answers through their promises.
+  uv_run(&loop_, UV_RUN_DEFAULT);
 }
 
 void EventLoop::stop(std::function<void()> last) {

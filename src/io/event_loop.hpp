@@ -1,4 +1,4 @@
-// The I/O thread: one libuv loop that owns every hiredis context and timer.
+// The I/O thread: one libuv loop that owns every connection and timer.
 #pragma once
 
 #include <uv.h>
@@ -10,11 +10,25 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "io/timer_queue.hpp"
-#include "io/uv_adapter.hpp"
 
 namespace warden::detail {
+
+// Something with output to write at the end of the loop turn (a connection):
+// every command queued during one turn leaves in one write.
+class Flushable {
+ public:
+  virtual void flush_output() = 0;
+
+ protected:
+  ~Flushable() = default;
+
+ private:
+  friend class EventLoop;
+  bool flush_scheduled_ = false;
+};
 
 class EventLoop {
  public:
@@ -31,7 +45,11 @@ class EventLoop {
 
   // Loop thread only.
   uv_loop_t* uv() { return &loop_; }
-  WriteFlusher& flusher() { return *flusher_; }
+  // Runs target->flush_output() once at the end of this loop turn: after the
+  // I/O callbacks and tasks of the turn, before the loop blocks again.
+  void schedule_flush(Flushable* target);
+  // Forgets a scheduled flush (the target is going away).
+  void cancel_flush(Flushable* target);
   TimerQueue::id at(clock::time_point when, std::function<void()> fn);
   TimerQueue::id after(std::chrono::milliseconds delay, std::function<void()> fn);
   void cancel(TimerQueue::id timer);
@@ -45,12 +63,17 @@ class EventLoop {
   void run();
   void drain();
   void rearm();
+  void run_flushes();
 
   uv_loop_t loop_{};
   uv_async_t wakeup_{};
   uv_timer_t timer_{};
   TimerQueue timers_;
-  std::unique_ptr<WriteFlusher> flusher_;
+  // Before the loop blocks (output of timers) and after I/O (output of
+  // replies' handlers and of tasks).
+  uv_prepare_t prepare_{};
+  uv_check_t check_{};
+  std::vector<Flushable*> flushes_;
   std::mutex mutex_;
   std::deque<std::function<void()>> tasks_;
   bool accepting_ = true;

@@ -5,12 +5,13 @@
 
 namespace warden::detail {
 
-PubSub::PubSub(EventLoop& loop, ConnectionOptions options)
+PubSub::PubSub(EventLoop& loop, ConnectionOptions options, bool sharded)
     : loop_(loop),
       log_(options.log),
       poll_interval_(std::max(options.backoff_max, std::chrono::milliseconds{10})),
-      connection_(loop, std::move(options)) {
-  connection_.on_push([this](const Reply& reply) { on_push(reply); });
+      connection_(loop, std::move(options)),
+      sharded_(sharded) {
+  connection_.on_push([this](const Push& push) { on_push(push); });
   connection_.on_ready([this] { on_link_ready(); });
   connection_.on_down([this] { on_link_down(); });
 }
@@ -79,10 +80,10 @@ bool PubSub::subscribed(const std::string& channel) const {
 void PubSub::perform(const std::string& channel, ChannelState::action action) {
   switch (action) {
     case ChannelState::action::subscribe:
-      connection_.send_push({"SUBSCRIBE", channel});
+      connection_.send_subscription({sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE", channel});
       break;
     case ChannelState::action::unsubscribe:
-      connection_.send_push({"UNSUBSCRIBE", channel});
+      connection_.send_subscription({sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", channel});
       break;
     case ChannelState::action::none:
       break;
@@ -94,24 +95,51 @@ void PubSub::forget_if_idle(const std::string& channel) {
   if (it != channels_.end() && it->second.state.idle() && it->second.waiters.empty()) channels_.erase(it);
 }
 
-void PubSub::on_push(const Reply& reply) {
-  if (reply.is_error()) return refused(reply.str);
-  if (reply.type != Reply::kind::array || reply.elements.size() < 3) return;
-  const std::string& kind = reply.elements[0].str;
-  const std::string& channel = reply.elements[1].str;
-  if (kind == "message") {
-    message(channel, reply.elements[2].str);
-  } else if (kind == "subscribe") {
-    auto it = channels_.find(channel);
-    if (it == channels_.end()) return;
-    perform(channel, it->second.state.subscribed());
-    if (it->second.state.active()) confirmed(channel);
-  } else if (kind == "unsubscribe") {
-    auto it = channels_.find(channel);
-    if (it == channels_.end()) return;
-    perform(channel, it->second.state.unsubscribed());
-    forget_if_idle(channel);
+void PubSub::on_push(const Push& push) {
+  switch (push.kind) {
+    case push_kind::refused:
+      return refused(push.error);
+    case push_kind::message:
+    case push_kind::smessage:
+      return message(push.channel, push.payload);
+    case push_kind::subscribe:
+    case push_kind::ssubscribe: {
+      auto it = channels_.find(push.channel);
+      if (it == channels_.end()) return;
+      perform(push.channel, it->second.state.subscribed());
+      if (it->second.state.active()) confirmed(push.channel);
+      return;
+    }
+    case push_kind::unsubscribe:
+    case push_kind::sunsubscribe: {
+      if (!push.solicited) return dropped(push.channel);
+      auto it = channels_.find(push.channel);
+      if (it == channels_.end()) return;
+      perform(push.channel, it->second.state.unsubscribed());
+      forget_if_idle(push.channel);
+      return;
+    }
   }
+}
+
+void PubSub::dropped(const std::string& channel) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  if (log_) {
+    try {
+      log_(log_level::info, "warden: the server ended the subscription to " + channel + "; subscribing again");
+    } catch (...) {
+    }
+  }
+  perform(channel, it->second.state.dropped(connection_.ready()));
+  // Whatever was published while the channel was not subscribed is lost:
+  // every waiter re-polls.
+  std::vector<std::uint64_t> wake;
+  for (auto& [id, waiter] : it->second.waiters) {
+    if (waiter.ready) wake.push_back(id);
+  }
+  for (auto id : wake) wake_one(channel, id);
+  forget_if_idle(channel);
 }
 
 void PubSub::confirmed(const std::string& channel) {

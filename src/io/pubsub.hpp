@@ -17,7 +17,9 @@ namespace warden::detail {
 
 class PubSub {
  public:
-  PubSub(EventLoop& loop, ConnectionOptions options);
+  // `sharded`: subscribe with SSUBSCRIBE (shard channels, Redis 7) instead
+  // of SUBSCRIBE; messages published with SPUBLISH then reach the waiters.
+  PubSub(EventLoop& loop, ConnectionOptions options, bool sharded = false);
 
   void start() { connection_.start(); }
   void close() {
@@ -28,8 +30,9 @@ class PubSub {
 
   // Adds a waiter on `channel`. `on_ready` runs once the subscription is
   // confirmed (at once if it already is). `on_wake` runs when this waiter is
-  // woken while parked, and after a reconnect (messages sent while the
-  // subscriber was down are lost, so every waiter re-polls).
+  // woken while parked, after a reconnect and after the server dropped the
+  // subscription on its own (messages sent meanwhile are lost, so every
+  // waiter re-polls).
   std::uint64_t join(const std::string& channel, std::function<void()> on_ready, std::function<void()> on_wake);
 
   // The waiter goes to sleep until woken. Returns true instead when a wake-up
@@ -64,7 +67,8 @@ class PubSub {
     std::size_t permits = 0;
   };
 
-  void on_push(const Reply& reply);
+  void on_push(const Push& push);
+  void dropped(const std::string& channel);
   void on_link_ready();
   void on_link_down();
   void perform(const std::string& channel, ChannelState::action action);
@@ -80,6 +84,7 @@ class PubSub {
   warden::logger log_;
   std::chrono::milliseconds poll_interval_;
   Connection connection_;
+  bool sharded_;
   std::unordered_map<std::string, Channel> channels_;
   std::uint64_t next_waiter_ = 1;
   bool polling_ = false;

@@ -13,7 +13,7 @@
 namespace warden::detail {
 namespace {
 
-ConnectionOptions connection_options(const Config& config, const std::string& id) {
+ConnectionOptions connection_options(const Config& config) {
   ConnectionOptions options;
   options.host = config.host;
   options.port = config.port;
@@ -25,7 +25,6 @@ ConnectionOptions connection_options(const Config& config, const std::string& id
   options.backoff_min = config.retry_backoff_min;
   options.backoff_max = config.retry_backoff_max;
   options.retry_attempts = config.retry_attempts;
-  options.health_channel = "warden:health:" + id;
   options.log = config.logger;
   return options;
 }
@@ -87,7 +86,7 @@ std::string lock_message(std::string_view lock, std::string_view server, std::st
 
 ClientCore::ClientCore(Config config)
     : config_(with_guarded_logger(std::move(config))), id_(random_uuid()), watchdog_(*this) {
-  node_ = std::make_unique<Node>(loop_, connection_options(config_, id_));
+  node_ = std::make_unique<Node>(loop_, connection_options(config_));
   loop_.post([this] { node_->start(); });
 }
 

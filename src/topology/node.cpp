@@ -12,7 +12,7 @@ namespace {
 
 ConnectionOptions subscriber_options(const ConnectionOptions& options) {
   ConnectionOptions out = options;
-  out.subscriber = true;
+  out.role = "subscriber";
   return out;
 }
 
