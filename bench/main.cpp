@@ -1,6 +1,7 @@
 // warden-bench: throughput and latency of warden locks against the bound set
 // by the same Redis server. See print_usage() in options.cpp for what it runs.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -17,6 +18,7 @@
 
 #include <warden/warden.hpp>
 
+#include "hiredis_loop.hpp"
 #include "lock_kinds.hpp"
 #include "options.hpp"
 #include "records.hpp"
@@ -32,6 +34,13 @@ namespace {
 
 constexpr unsigned contended_threads = 8;
 constexpr unsigned s3_locks = 64;
+// P1 and the paced loop start one pair per tick of this period.
+constexpr std::chrono::milliseconds pace{10};
+constexpr unsigned rtt_samples = 1000;
+
+bool selected(const options& opts, const char* name) {
+  return std::find(opts.scenarios.begin(), opts.scenarios.end(), name) != opts.scenarios.end();
+}
 
 // Keeps what warden logs at warning level and above. The logger runs on the
 // client's I/O thread, so it only appends under a mutex and never blocks for
@@ -143,13 +152,16 @@ std::vector<scenario_spec> plan(const options& opts, std::vector<std::string>& n
     } else if (name == "S3") {
       specs.push_back({"S3", "8 threads, 64 locks round-robin", contended_threads, s3_locks,
                        bound_kind::eight_connections, make_plain_lock});
+    } else if (name == "P1") {
+      specs.push_back({"P1", fmt::format("1 thread, 1 lock, one pair per {} ms tick", pace.count()), 1, 1,
+                       bound_kind::none, make_plain_lock, pace});
     }
   }
   if (opts.fair && !fair) {
     notes.push_back(
         "--fair: warden has no FairLock yet (no Client::get_fair_lock), so the FairLock run of S2 "
         "was skipped; it runs as S2F once FairLock exists.");
-  } else if (opts.fair && std::find(opts.scenarios.begin(), opts.scenarios.end(), "S2") == opts.scenarios.end()) {
+  } else if (opts.fair && !selected(opts, "S2")) {
     notes.push_back("--fair: S2 was not selected, so neither was its FairLock twin S2F.");
   }
   return specs;
@@ -209,6 +221,42 @@ int run(const options& opts) {
     if (!b->ok) report.notes.push_back(fmt::format("bound -c {}: {}", b->connections, b->error));
   }
 
+  // The plain-hiredis loop next, before warden's Client exists: no warden
+  // thread can then run (or spin) while the loop's CPU is counted.
+  auto probe = std::make_shared<server_cpu_probe>(config);
+  auto server_cpu = [probe] { return (*probe)(); };
+  report.pace_ms = static_cast<double>(pace.count());
+  const std::chrono::duration<double> duration(opts.duration_s);
+  try {
+    hiredis_loop loop(config, key_prefix + "loop:0");
+    report.loopback_rtt = loop.ping_round_trip(rtt_samples);
+    fmt::print(stderr, "running the plain-hiredis loop for {:g} s...\n", opts.duration_s);
+    report.loop = loop.run(duration, std::chrono::nanoseconds::zero(), server_cpu);
+    if (selected(opts, "P1")) {
+      fmt::print(stderr, "running the plain-hiredis loop paced ({} ms) for {:g} s...\n", pace.count(),
+                 opts.duration_s);
+      report.loop_paced = loop.run(duration, pace, server_cpu);
+    }
+  } catch (const std::exception& e) {
+    report.loop.error = fmt::format("could not set up: {}", e.what());
+  }
+  bool failed = false;
+  for (const loop_result* l : {&report.loop, &report.loop_paced}) {
+    if (!l->error.empty()) {
+      report.notes.push_back(fmt::format("plain-hiredis loop{}: {}", l->paced ? " (paced)" : "", l->error));
+      failed = true;
+    }
+    // The process CPU is what the comparison uses; the loop thread's own
+    // should be all of it, as nothing else of the bench runs meanwhile.
+    if (l->ran && l->ok && l->client_cpu_s > 0 && l->loop_thread_cpu_s >= 0 &&
+        l->client_cpu_s - l->loop_thread_cpu_s > 0.05 * l->client_cpu_s) {
+      report.notes.push_back(fmt::format(
+          "plain-hiredis loop{}: the process used {:.3f} s of CPU but the loop thread only {:.3f} s: something else "
+          "in the process ran during its window",
+          l->paced ? " (paced)" : "", l->client_cpu_s, l->loop_thread_cpu_s));
+    }
+  }
+
   const std::vector<scenario_spec> specs = plan(opts, report.notes);
 
   auto sink = std::make_shared<log_sink>();
@@ -220,8 +268,7 @@ int run(const options& opts) {
   run_settings settings;
   settings.key_prefix = key_prefix;
   settings.hang_grace_s = 60;
-  auto probe = std::make_shared<server_cpu_probe>(config);
-  settings.server_cpu_s = [probe] { return (*probe)(); };
+  settings.server_cpu_s = server_cpu;
   settings.on_hang = [&records] {
     if (records) std::fflush(records.get());
     // Stuck warden threads cannot be joined and the Client cannot be
@@ -253,7 +300,6 @@ int run(const options& opts) {
   }
 
   report.load_at_end = load_average();
-  bool failed = false;
   for (const auto& r : report.results) {
     if (!r.first_error.empty()) report.notes.push_back(fmt::format("{}: first error: {}", r.spec.name, r.first_error));
     failed = failed || r.violations() != 0 || r.lock_errors + r.unlock_errors != 0;
@@ -271,6 +317,19 @@ int run(const options& opts) {
   report.notes.push_back(
       "(b) is the takeover wait the S2 targets are judged on; (b′) leaves out hand-offs where the "
       "lock sat idle before the next owner asked, which matters for S3.");
+  report.notes.push_back(
+      "The plain-hiredis loop sends what warden sends for a plain Lock taken without a lease: EVALSHA lock_acquire "
+      "(KEYS lock, attempt cancel mark; ARGV watchdog lease, owner) and EVALSHA lock_release (KEYS lock, unlock "
+      "channel, unlock latch; ARGV \"0\", lease, owner, latch TTL), with fresh 32-hex-digit ids per call, and "
+      "checks every acquire answered nil and every release 1. It runs before warden's Client is created, so its "
+      "client CPU (the process's) is the loop thread's alone.");
+  if (selected(opts, "P1")) {
+    report.notes.push_back(fmt::format(
+        "P1 and the paced loop sleep until the next {} ms tick of the monotonic clock before each pair; their client "
+        "CPU per pair is everything the process used in the window ÷ pairs, so work done between pairs (idle "
+        "timers, polling, spinning) counts.",
+        pace.count()));
+  }
   if (records) {
     std::fflush(records.get());
     report.notes.push_back(fmt::format("records written to {}", *opts.records_path));

@@ -23,8 +23,8 @@ std::vector<std::string> parse_scenarios(const std::string& list) {
   while (!rest.empty()) {
     const auto comma = rest.find(',');
     const std::string name = upper(std::string{rest.substr(0, comma)});
-    if (name != "S1" && name != "S2" && name != "S3") {
-      throw usage_error(fmt::format("--scenarios: unknown scenario '{}' (known: S1, S2, S3)", name));
+    if (name != "S1" && name != "S2" && name != "S3" && name != "P1") {
+      throw usage_error(fmt::format("--scenarios: unknown scenario '{}' (known: S1, S2, S3, P1)", name));
     }
     // Running a scenario twice would only mix two runs' lock names; once is enough.
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
@@ -89,23 +89,51 @@ void print_usage(std::FILE* out) {
   std::fputs(
       R"(usage: warden-bench [options]
 
-Measures warden::Lock against what the same Redis server can do at all
-(redis-benchmark running EVALSHA of an HINCRBY + PEXPIRE script), and prints a
-markdown table with the targets and PASS/MISS.
+Measures warden::Lock against two yardsticks on the same Redis server, in the
+same run, and prints a markdown report with the targets, each marked
+✓ PASS or ✗ MISS:
+  - the bound: redis-benchmark running EVALSHA of an HINCRBY + PEXPIRE script
+    over 1 and over 8 connections;
+  - the plain-hiredis loop: one thread on one blocking hiredis connection
+    sending warden's own lock_acquire and lock_release scripts (EVALSHA, the
+    keys and arguments warden sends for a plain Lock, loaded with SCRIPT LOAD
+    first), checking every acquire answers nil and every release 1. It runs
+    before warden's Client is created, back to back for --duration and, when
+    P1 is selected, paced like P1 for --duration.
+The report header also gives the loopback round trip: the median (and p99)
+of 1,000 PINGs on the loop's blocking connection.
 
 Scenarios (all threads share one warden::Client):
   S1  one thread, one lock:   lock(); unlock(); in a loop
   S2  eight threads, one lock
   S3  eight threads, 64 locks: worker i takes lock (i + k) % 64 on its k-th pair
+  P1  paced: one thread, one lock, one lock(); unlock(); pair per 10 ms tick
+      (it sleeps until the next tick of the monotonic clock; a pair that runs
+      past a tick skips it rather than catching up)
+
+For each scenario: pairs/s, pair latency, acquisition wait, hand-off gap,
+owner changes, and CPU per pair of this process (all its threads, warden's
+I/O thread included) and of redis-server (INFO cpu) over the window.
+
+Targets:
+  S1 pairs/s ≥ 0.85 × loop pairs/s;  S1 client CPU/pair ≤ 1.5 × loop's
+  P1 client CPU/pair ≤ 2 × the paced loop's
+  S3 pairs/s ≥ 1.5 × loop pairs/s;   S3 client CPU/pair ≤ 1.0 × loop's
+  S2 owner changes ≥ 95 %;  S2 takeover wait (hand-off gap) p50 ≤ 1 ms,
+     p99 ≤ 10 ms
+  S1 pairs/s ≥ 0.9 × (1-connection bound ÷ 2);  S3 pairs/s ≥ 30,000
+  S2F (with --fair) owner changes ≥ 95 %, min ÷ max ≥ 0.9, takeover p50 ≤ 1 ms
+  no mutual-exclusion violations
 
 Options:
   --url redis://[[user]:password@]host[:port][/db]
                       use this server. Default: start a throw-away redis-server
                       on a free loopback port (--save "" --appendonly no) and
                       stop it (by pid) at exit
-  --duration SECONDS  length of each scenario and of each redis-benchmark run
-                      (default 5)
-  --scenarios LIST    comma-separated subset of S1,S2,S3 (default all)
+  --duration SECONDS  length of each scenario, of each plain-hiredis loop run
+                      and of each redis-benchmark run (default 5)
+  --scenarios LIST    comma-separated subset of S1,S2,S3,P1 (default all);
+                      without P1 the paced loop is not run either
   --records FILE      write one CSV line per acquisition:
                         t_acq_start_ns,t_enter_ns,t_exit_ns,t_rel_done_ns,lock,worker
                       steady_clock nanoseconds; lock is "<scenario>:<index>",
@@ -115,7 +143,8 @@ Options:
   --help              this text
 
 Exit status: 0 finished (targets may still be MISS), 1 mutual-exclusion
-violations or lock errors, 2 bad usage or setup failure, 3 a scenario hung.
+violations, lock errors or a bad reply in the plain-hiredis loop, 2 bad usage
+or setup failure, 3 a scenario hung.
 )",
       out);
 }

@@ -1,6 +1,7 @@
 // warden-bench: a minimal blocking Redis connection for the bench's own
-// housekeeping (readiness checks, SCRIPT LOAD, INFO, DEL). Locks never go
-// through it: they are what is being measured, and go through warden.
+// housekeeping (readiness checks, SCRIPT LOAD, INFO, DEL) and for the
+// plain-hiredis loop (hiredis_loop.hpp), the yardstick warden's locks are
+// compared with. warden's locks never go through it.
 #pragma once
 
 #include <chrono>
@@ -31,6 +32,10 @@ class redis_sync {
   // or integer reply as text and a nil reply as "". Throws std::runtime_error
   // on an error reply, an I/O error or a reply of another type.
   std::string command(std::initializer_list<std::string_view> args);
+
+  // The hiredis context itself, still owned by this object: for a caller that
+  // wants hiredis's own reply objects with nothing of the bench's in between.
+  redisContext* context() noexcept { return context_; }
 
  private:
   explicit redis_sync(redisContext* context) noexcept : context_(context) {}

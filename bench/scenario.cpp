@@ -9,12 +9,14 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include <fmt/format.h>
-#include <sys/resource.h>
 
+#include "cpu_time.hpp"
+#include "pacer.hpp"
 #include "records.hpp"
 
 namespace warden_bench {
@@ -69,6 +71,7 @@ struct alignas(64) worker_state {
   std::uint64_t flag_violations = 0;
   std::uint64_t lock_errors = 0;
   std::uint64_t unlock_errors = 0;
+  std::uint64_t skipped_ticks = 0;
   std::string first_error;
   std::thread thread;
 };
@@ -81,6 +84,7 @@ struct shared_state {
   std::atomic<bool> stop{false};
   std::vector<bench_lock> locks;
   std::unique_ptr<occupied_flag[]> occupied;
+  std::chrono::nanoseconds pace{0};
 };
 
 void note_error(worker_state& w, const char* call, const std::exception& e) {
@@ -93,8 +97,15 @@ void worker_main(shared_state& s, worker_state& w) {
     s.changed.wait(guard, [&] { return s.go; });
   }
   const std::size_t lock_count = s.locks.size();
+  std::optional<pacer> ticks;
+  if (s.pace > std::chrono::nanoseconds::zero()) ticks.emplace(pacer::clock::now(), s.pace);
   std::uint64_t k = 0;
   while (!s.stop.load(std::memory_order_relaxed)) {
+    if (ticks) {
+      ticks->wait();
+      // The window may have closed during the sleep.
+      if (s.stop.load(std::memory_order_relaxed)) break;
+    }
     const auto index = static_cast<std::uint32_t>((w.index + k) % lock_count);
     ++k;
     bench_lock& lock = s.locks[index];
@@ -139,6 +150,7 @@ void worker_main(shared_state& s, worker_state& w) {
     w.records.push(r);
     w.acquisitions.store(w.acquisitions.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
+  if (ticks) w.skipped_ticks = ticks->skipped();
   w.phase.store(phase_done, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> guard(s.mutex);
@@ -157,16 +169,6 @@ void report_hang(const scenario_spec& spec, const std::vector<std::unique_ptr<wo
                w->acquisitions.load(std::memory_order_relaxed));
   }
   std::fflush(stderr);
-}
-
-// User plus system CPU seconds of the whole process so far.
-double process_cpu_s() {
-  rusage usage{};
-  if (::getrusage(RUSAGE_SELF, &usage) != 0) return -1;
-  auto seconds = [](const timeval& tv) {
-    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
-  };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 void write_records(std::FILE* out, const scenario_spec& spec,
@@ -240,6 +242,7 @@ void analyze(const std::vector<std::unique_ptr<worker_state>>& workers, std::int
     result.flag_violations += w->flag_violations;
     result.lock_errors += w->lock_errors;
     result.unlock_errors += w->unlock_errors;
+    result.skipped_ticks += w->skipped_ticks;
     if (result.first_error.empty()) result.first_error = w->first_error;
   }
   if (workers.empty()) result.per_thread_min = 0;
@@ -258,6 +261,7 @@ scenario_result run_scenario(warden::Client& client, const scenario_spec& spec, 
     s.locks.push_back(spec.make_lock(client, fmt::format("{}{}:{}", settings.key_prefix, spec.name, i)));
   }
   s.occupied = std::make_unique<occupied_flag[]>(spec.locks);
+  s.pace = spec.pace;
 
   // Record buffers are allocated here, before the clock starts.
   std::vector<std::unique_ptr<worker_state>> workers;

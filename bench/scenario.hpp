@@ -1,6 +1,7 @@
 // warden-bench: running one scenario and reducing its records to figures.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -13,8 +14,9 @@
 
 namespace warden_bench {
 
-// Which redis-benchmark figure a scenario's throughput is compared with.
-enum class bound_kind { single_connection, eight_connections };
+// Which redis-benchmark figure a scenario's throughput is compared with; none
+// for a paced scenario, whose rate is set by its clock, not by the server.
+enum class bound_kind { single_connection, eight_connections, none };
 
 struct scenario_spec {
   std::string name;         // "S1", also the prefix of its lock labels ("S1:0")
@@ -23,6 +25,9 @@ struct scenario_spec {
   unsigned locks = 1;  // worker i takes lock (i + k) % locks on its k-th pair
   bound_kind bound = bound_kind::single_connection;
   lock_factory make_lock;
+  // Zero: pairs back to back. Otherwise each worker starts a pair on every
+  // tick of this period (see pacer.hpp) and sleeps in between.
+  std::chrono::nanoseconds pace{0};
 };
 
 struct run_settings {
@@ -53,6 +58,8 @@ struct scenario_result {
 
   std::uint64_t per_thread_min = 0;  // acquisitions of the least and most successful worker
   std::uint64_t per_thread_max = 0;
+
+  std::uint64_t skipped_ticks = 0;  // paced only: ticks a pair ran past, so no pair started on them
 
   std::uint64_t flag_violations = 0;     // the in-process "occupied" flag was found in the wrong state
   std::uint64_t timestamp_overlaps = 0;  // an acquisition began before the previous holder's t_exit

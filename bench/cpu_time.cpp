@@ -1,0 +1,24 @@
+#include "cpu_time.hpp"
+
+#include <sys/resource.h>
+
+namespace warden_bench {
+
+namespace {
+
+double used_s(int who) {
+  rusage usage{};
+  if (::getrusage(who, &usage) != 0) return -1;
+  auto seconds = [](const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+}  // namespace
+
+double process_cpu_s() { return used_s(RUSAGE_SELF); }
+
+double thread_cpu_s() { return used_s(RUSAGE_THREAD); }
+
+}  // namespace warden_bench
