@@ -219,3 +219,29 @@ TEST(ChannelState, ARefusedSubscribeLeavesTheChannelUnsubscribedAndFreeable) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ChannelState, DroppedByTheServerWhileNeededSubscribesAgain) {
+  ChannelState channel = subscribed_with_one_user();
+  EXPECT_EQ(channel.dropped(true), action::subscribe);
+  EXPECT_FALSE(channel.active());
+  EXPECT_EQ(channel.subscribed(), action::none);
+  EXPECT_TRUE(channel.active());
+}
+
+TEST(ChannelState, DroppedWhileTheLinkIsDownWaitsForTheLink) {
+  ChannelState channel = subscribed_with_one_user();
+  EXPECT_EQ(channel.dropped(false), action::none);
+  EXPECT_EQ(channel.link_up(), action::subscribe);
+}
+
+TEST(ChannelState, DroppedWithACommandInFlightLeavesItToThatCommand) {
+  ChannelState channel = subscribed_with_one_user();
+  EXPECT_EQ(channel.unwant(), action::unsubscribe);
+  EXPECT_EQ(channel.dropped(true), action::none);
+  EXPECT_EQ(channel.unsubscribed(), action::none);
+  EXPECT_TRUE(channel.idle());
+}
+
+}  // namespace
