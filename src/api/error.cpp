@@ -23,6 +23,8 @@ class category final : public std::error_category {
       case errc::cancelled: return "cancelled";
       case errc::wrong_type: return "key is not a lock of this kind";
       case errc::protocol_error: return "protocol error";
+      case errc::tls_verify_failed: return "TLS certificate verification failed";
+      case errc::tls_handshake_failed: return "TLS handshake failed";
     }
     return "unknown warden error";
   }
