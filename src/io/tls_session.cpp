@@ -27,8 +27,15 @@ namespace {
 std::string drain_openssl_errors() {
   std::string text;
   while (unsigned long error = ERR_get_error()) {
-    const char* reason = ERR_reason_error_string(error);
-    std::string part = reason != nullptr ? reason : fmt::format("OpenSSL error {:#x}", error);
+    std::string part;
+    if (ERR_SYSTEM_ERROR(error)) {
+      // An errno from a system call (fopen): OpenSSL 3.0 has no text for it.
+      part = std::generic_category().message(ERR_GET_REASON(error));
+    } else if (const char* reason = ERR_reason_error_string(error)) {
+      part = reason;
+    } else {
+      part = fmt::format("OpenSSL error {:#x}", error);
+    }
     if (part == "system lib" || text.find(part) != std::string::npos) continue;
     if (!text.empty()) text += "; ";
     text += part;
@@ -129,7 +136,10 @@ TlsSession* session_of(X509_STORE_CTX* store) {
 }
 
 std::string alert_text(int alert) {
-  return fmt::format("alert \"{}\"", SSL_alert_desc_string_long(alert));
+  // OpenSSL 3.0 names no alert added by TLS 1.3.
+  if (alert == SSL_AD_CERTIFICATE_REQUIRED) return "alert \"certificate required\"";
+  const std::string name = SSL_alert_desc_string_long(alert);
+  return name == "unknown" ? fmt::format("alert {}", alert) : fmt::format("alert \"{}\"", name);
 }
 
 }  // namespace
