@@ -144,6 +144,10 @@ std::string alert_text(int alert) {
 
 }  // namespace
 
+std::string tls_server_name(const warden::Config& config) {
+  return config.tls.server_name.empty() ? config.host : config.tls.server_name;
+}
+
 // ---------------------------------------------------------------- TlsContext
 
 std::shared_ptr<TlsContext> TlsContext::create(const warden::TlsConfig& config) {
@@ -269,7 +273,9 @@ int TlsSession::on_verify(int preverified, x509_store_ctx_st* store) {
   // The peer certificate is not kept when verification fails, so its names
   // are copied here for a name-mismatch message.
   if (X509_STORE_CTX_get_error_depth(store) == 0) {
-    if (TlsSession* self = session_of(store)) self->peer_names_ = subject_alt_names(X509_STORE_CTX_get_current_cert(store));
+    if (TlsSession* self = session_of(store)) {
+      self->peer_names_ = subject_alt_names(X509_STORE_CTX_get_current_cert(store));
+    }
   }
   return preverified;
 }
@@ -318,7 +324,8 @@ std::string TlsSession::take_output() {
   while (const std::size_t pending = BIO_ctrl_pending(network_out_)) {
     const std::size_t start = out.size();
     out.resize(start + pending);
-    const int read = BIO_read(network_out_, out.data() + start, static_cast<int>(std::min<std::size_t>(pending, INT_MAX)));
+    const int chunk = static_cast<int>(std::min<std::size_t>(pending, INT_MAX));
+    const int read = BIO_read(network_out_, out.data() + start, chunk);
     out.resize(start + static_cast<std::size_t>(read > 0 ? read : 0));
     if (read <= 0) break;
   }
@@ -458,7 +465,8 @@ std::error_code TlsSession::fail_from_openssl(bool during_handshake) {
     return fail(errc::tls_handshake_failed, fmt::format("the TLS handshake failed ({})", reasons));
   }
   if (alert_received_ >= 0) {
-    return fail(errc::connection_lost, fmt::format("the server ended the TLS session with {}", alert_text(alert_received_)));
+    return fail(errc::connection_lost,
+                fmt::format("the server ended the TLS session with {}", alert_text(alert_received_)));
   }
   return fail(errc::connection_lost, fmt::format("the TLS session failed ({})", reasons));
 }

@@ -18,6 +18,11 @@ struct x509_store_ctx_st;
 
 namespace warden::detail {
 
+// The name the TLS session of a connection to `config`'s server sends as SNI
+// and verifies: tls.server_name, else host (also for a unix socket, see
+// TlsConfig::server_name).
+std::string tls_server_name(const warden::Config& config);
+
 // An SSL_CTX built once per Client from warden::TlsConfig and shared by all
 // of its connections (OpenSSL allows sessions on several threads to share it).
 class TlsContext {
@@ -76,6 +81,8 @@ class TlsSession {
   TlsSession& operator=(const TlsSession&) = delete;
 
   // Starts the client handshake; the ClientHello is then in take_output().
+  // Fails only when the context admits no protocol version at all; error()
+  // then says so (errc::tls_handshake_failed).
   void start();
 
   // Bytes read from the socket. Decrypted application data is APPENDED to

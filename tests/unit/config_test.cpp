@@ -205,7 +205,8 @@ TEST(ConfigFromUrlRejects, BadPercentEscape) {
 
 TEST(ConfigFromUrlRejects, NeverEchoesThePassword) {
   for (const char* url : {"redis://user:s3cr3t@host:notaport", "redis://:s3cr3t%zz@host", "redis://s3cr3t@",
-                          "redis://user:s3cr3t@[::1", "redis://user:s3cr3t@host/notadb", "rediss://user:s3cr3t@host:0", "http://user:s3cr3t@host",
+                          "redis://user:s3cr3t@[::1", "redis://user:s3cr3t@host/notadb", "rediss://user:s3cr3t@host:0",
+                          "http://user:s3cr3t@host",
                           "unix://user:s3cr3t@/tmp/r.sock?db=x", "unix://s3cr3t@relative.sock",
                           "redis+unix://u:s3cr3t@/tmp/r.sock?password=s3cr3t", "unix:///tmp/r.sock?password=s3cr3t"}) {
     try {

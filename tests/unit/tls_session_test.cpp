@@ -173,6 +173,14 @@ class TlsSessionTest : public ::testing::Test {
 
 TestCa* TlsSessionTest::ca_ = nullptr;
 
+TEST(TlsServerName, IsTheConfiguredNameElseTheHost) {
+  warden::Config config = warden::Config::from_url("rediss://cache.example.com:6380");
+  EXPECT_EQ(warden::detail::tls_server_name(config), "cache.example.com");
+  config.tls.server_name = "redis.internal";
+  EXPECT_EQ(warden::detail::tls_server_name(config), "redis.internal");
+  EXPECT_EQ(warden::detail::tls_server_name(warden::Config::from_url("rediss://[::1]")), "::1");
+}
+
 TEST_F(TlsSessionTest, HandshakeWithTheRightCaThenDataBothWays) {
   TlsSession client(TlsContext::create(trusting(ca_->ca_cert())), "127.0.0.1");
   ServerSide server(good_server());
@@ -436,7 +444,9 @@ void expect_refused(const TlsConfig& config, std::initializer_list<std::string> 
     ADD_FAILURE() << "accepted";
   } catch (const warden::Error& error) {
     EXPECT_EQ(error.code(), errc::invalid_argument);
-    for (const auto& text : expected) EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
+    for (const auto& text : expected) {
+      EXPECT_NE(std::string(error.what()).find(text), std::string::npos) << error.what();
+    }
   }
 }
 
