@@ -17,6 +17,48 @@ enum class log_level { debug, info, warning, error };
 // warden functions. What it throws is ignored.
 using logger = std::function<void(log_level, std::string_view message)>;
 
+// Oldest TLS version a connection accepts.
+enum class tls_version { tls1_2, tls1_3 };
+
+// TLS for every connection of a Client (OpenSSL underneath). File fields are
+// PEM file paths; they are read when the Client is constructed, which throws
+// warden::Error (errc::invalid_argument) naming the field, the file and
+// OpenSSL's reason when one cannot be loaded. The handshake is part of the
+// connection attempt, so Config::connect_timeout bounds it. Handshake failures
+// are errc::tls_verify_failed (the server's certificate was not trusted) or
+// errc::tls_handshake_failed (anything else), with a message saying why.
+struct TlsConfig {
+  // Off: plain TCP (or a plain unix socket). "rediss://" URLs turn it on.
+  bool enabled = false;
+
+  // Trusted CA certificates: a PEM file with one or more certificates, and/or
+  // a directory prepared with `openssl rehash`. Both empty: the system trust
+  // store (OpenSSL's default paths, which honour SSL_CERT_FILE / SSL_CERT_DIR).
+  std::string ca_file;
+  std::string ca_dir;
+
+  // Client certificate (a PEM chain, leaf first) and its unencrypted private
+  // key, for servers that require one (Redis: tls-auth-clients yes). Both
+  // empty: no client certificate. Setting one without the other is invalid.
+  std::string cert_file;
+  std::string key_file;
+
+  // Name sent as SNI and checked against the server certificate's names: a
+  // DNS name is matched against its DNS subject alternative names, an IP
+  // address literal against its IP SANs. Empty: Config::host (the host of a
+  // "rediss://" URL). With a unix socket Config::host is not otherwise used,
+  // so set this to the name in the server's certificate.
+  std::string server_name;
+
+  // Off: any certificate is accepted and the connection is encrypted but not
+  // authenticated (anyone in the path can read it). For tests only.
+  bool verify_peer = true;
+
+  // Oldest protocol version offered; servers that only speak older ones fail
+  // with errc::tls_handshake_failed.
+  tls_version min_version = tls_version::tls1_2;
+};
+
 struct Config {
   // Every field is checked when a Client is constructed (see validate()); the
   // accepted range is given with each field.
@@ -25,6 +67,15 @@ struct Config {
   // one it starts from. port: 1-65535.
   std::string host = "127.0.0.1";
   std::uint16_t port = 6379;
+
+  // Path of the server's unix domain socket (Redis: unixsocket). Non-empty:
+  // connect there instead of host:port. An absolute path of at most 107 bytes
+  // (the size of sockaddr_un::sun_path less its terminating NUL). TLS may be
+  // used over it too (then see TlsConfig::server_name).
+  std::string unix_socket;
+
+  // TLS settings; off by default.
+  TlsConfig tls;
 
   // Credentials sent with AUTH after every connect. An empty username with a
   // password uses the legacy single-password AUTH; both set use an ACL user.
@@ -50,8 +101,8 @@ struct Config {
   // Redisson's default.
   std::chrono::milliseconds fair_lock_wait_timeout{300'000};
 
-  // How long one connection attempt (TCP connect plus AUTH/SELECT) may take.
-  // 1 ms to 24 h.
+  // How long one connection attempt (TCP or unix socket connect, the TLS
+  // handshake when tls.enabled, then AUTH/SELECT) may take. 1 ms to 24 h.
   std::chrono::milliseconds connect_timeout{10'000};
 
   // How long one command may wait for its reply. A call that sends commands
@@ -77,13 +128,20 @@ struct Config {
   // Empty: nothing is logged.
   warden::logger logger;
 
-  // Parses "redis://[[user]:password@]host[:port][/db]". Throws warden::Error
-  // (errc::invalid_argument) naming the URL, with its password masked, when it
-  // cannot be parsed.
+  // Parses one of
+  //   redis://[[user]:password@]host[:port][/db]
+  //   rediss://[[user]:password@]host[:port][/db]      TLS (tls.enabled), checked against host
+  //   unix://[[user]:password@]/path/to/redis.sock[?db=N]
+  //   redis+unix://[[user]:password@]/path/to/redis.sock[?db=N]
+  // Credentials may use %-escapes (e.g. %40 for '@'). A bare userinfo is the
+  // password. Fields the URL does not name keep their defaults. Throws
+  // warden::Error (errc::invalid_argument) naming the URL, with its password
+  // masked, when it cannot be parsed.
   static Config from_url(std::string_view url);
 
   // Throws warden::Error (errc::invalid_argument) naming the first field that
-  // is outside its range. Client's constructor calls it.
+  // is outside its range. Client's constructor calls it. TLS files are not
+  // opened here but when the Client is constructed.
   void validate() const;
 };
 

@@ -27,9 +27,11 @@ enum class errc {
   wrong_type,             // the key exists but is not a lock of this kind (a string, a foreign
                           // hash, another lock kind's keys); nothing was written or deleted
   protocol_error,         // a reply of a type the command cannot give (not a Redis server?)
-  tls_verify_failed,      // the server's TLS certificate was not trusted (unknown CA, name mismatch, expired)
-  tls_handshake_failed,   // the TLS handshake failed otherwise (not a TLS server, client certificate
-                          // refused, no common protocol version, timed out)
+  tls_verify_failed,      // TLS: the server's certificate was not trusted (unknown CA, name
+                          // mismatch, expired, ...); the message says which
+  tls_handshake_failed,   // TLS: the handshake failed otherwise (the server does not speak TLS,
+                          // refused our client certificate, no common protocol version, or the
+                          // handshake did not finish within Config::connect_timeout)
 };
 
 // The std::error_category of warden::errc; its name() is "warden".

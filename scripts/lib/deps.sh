@@ -6,8 +6,8 @@
 # the CI machine has no other source.
 WARDEN_DEB_PACKAGES=(
   build-essential cmake pkg-config
-  libhiredis-dev libuv1-dev libfmt-dev libgtest-dev libbenchmark-dev
-  redis-server redis-tools
+  libhiredis-dev libuv1-dev libfmt-dev libssl-dev libgtest-dev libbenchmark-dev
+  redis-server redis-tools openssl
 )
 
 warden_log() {

@@ -1,4 +1,4 @@
-// Parsing of redis:// URLs into a Config.
+// Config::validate and the parsing of redis://, rediss:// and unix:// URLs into a Config.
 #include <warden/config.hpp>
 #include <warden/error.hpp>
 
@@ -12,22 +12,73 @@
 namespace warden {
 namespace {
 
-// The URL with the password part of its userinfo replaced, so that no error
-// message or log line ever carries a secret.
-std::string redacted(std::string_view url) {
-  constexpr std::string_view scheme = "redis://";
-  auto start = url.substr(0, scheme.size()) == scheme ? scheme.size() : 0;
-  auto at = url.rfind('@');
-  if (at == std::string_view::npos || at < start) return std::string(url);
-  std::string_view userinfo = url.substr(start, at - start);
-  std::string out(url.substr(0, start));
-  if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
-    out += userinfo.substr(0, colon);
-    out += ":***";
-  } else {
-    out += "***";  // a bare userinfo is the password
+// The URL schemes from_url accepts and what each one means.
+struct url_scheme {
+  std::string_view prefix;
+  bool tls;
+  bool unix_socket;
+};
+constexpr url_scheme url_schemes[] = {
+    {"redis://", false, false},
+    {"rediss://", true, false},
+    {"unix://", false, true},
+    {"redis+unix://", false, true},
+};
+
+const url_scheme* find_scheme(std::string_view url) {
+  for (const auto& scheme : url_schemes) {
+    if (url.substr(0, scheme.prefix.size()) == scheme.prefix) return &scheme;
   }
-  out += url.substr(at);
+  return nullptr;
+}
+
+// Where the userinfo of a socket URL ends: the '@' that starts the path. A
+// path may itself hold '@', so "@/" is looked for first; failing that the last
+// '@' before any query still ends a (malformed) userinfo, so that it is masked.
+std::string_view::size_type unix_userinfo_end(std::string_view rest) {
+  if (rest.empty() || rest.front() == '/') return std::string_view::npos;
+  if (auto at = rest.find("@/"); at != std::string_view::npos) return at;
+  return rest.substr(0, rest.find('?')).rfind('@');
+}
+
+// The URL with the password part of its userinfo (and any "password=" query
+// value) replaced, so that no error message or log line ever carries a secret.
+std::string redacted(std::string_view url) {
+  std::string_view::size_type start = 0;
+  std::string_view::size_type at = std::string_view::npos;
+  if (const url_scheme* scheme = find_scheme(url); scheme != nullptr && scheme->unix_socket) {
+    start = scheme->prefix.size();
+    if (auto end = unix_userinfo_end(url.substr(start)); end != std::string_view::npos) at = start + end;
+  } else {
+    // Unknown schemes are masked as if they were redis://, so that a typo in
+    // the scheme does not reveal the password.
+    if (auto separator = url.find("://"); separator != std::string_view::npos) start = separator + 3;
+    at = url.rfind('@');
+    if (at != std::string_view::npos && at < start) at = std::string_view::npos;
+  }
+  std::string out;
+  if (at == std::string_view::npos) {
+    out = std::string(url);
+  } else {
+    std::string_view userinfo = url.substr(start, at - start);
+    out = std::string(url.substr(0, start));
+    if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
+      out += userinfo.substr(0, colon);
+      out += ":***";
+    } else {
+      out += "***";  // a bare userinfo is the password
+    }
+    out += url.substr(at);
+  }
+  if (auto query = out.find('?'); query != std::string::npos) {
+    constexpr std::string_view key = "password=";
+    for (auto pos = out.find(key, query); pos != std::string::npos; pos = out.find(key, pos + 1)) {
+      if (out[pos - 1] != '?' && out[pos - 1] != '&') continue;
+      auto value = pos + key.size();
+      auto end = out.find('&', value);
+      out.replace(value, (end == std::string::npos ? out.size() : end) - value, "***");
+    }
+  }
   return out;
 }
 
@@ -75,6 +126,60 @@ std::string percent_decode(std::string_view url, std::string_view text) {
   return out;
 }
 
+// Why `path` cannot name a unix socket, or empty when it can.
+std::string unix_path_problem(std::string_view path) {
+  // sockaddr_un::sun_path is 108 bytes on Linux, one of them the NUL.
+  constexpr std::size_t max_path = 107;
+  if (path.front() != '/') return fmt::format("'{}' is not an absolute path", path);
+  if (path.find('\0') != std::string_view::npos) return "the path contains a NUL byte";
+  if (path.size() > max_path) {
+    return fmt::format("the path is {} bytes long; a unix socket path has at most {}", path.size(), max_path);
+  }
+  return {};
+}
+
+void parse_userinfo(std::string_view url, std::string_view userinfo, Config& config) {
+  if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
+    config.username = percent_decode(url, userinfo.substr(0, colon));
+    config.password = percent_decode(url, userinfo.substr(colon + 1));
+  } else {
+    // "redis://secret@host": a bare userinfo is the password, as redis-cli reads it.
+    config.password = percent_decode(url, userinfo);
+  }
+}
+
+// "[[user]:password@]/path[?db=N]", what follows unix:// or redis+unix://.
+void parse_unix_url(std::string_view url, std::string_view rest, Config& config) {
+  if (auto at = unix_userinfo_end(rest); at != std::string_view::npos) {
+    parse_userinfo(url, rest.substr(0, at), config);
+    rest = rest.substr(at + 1);
+  }
+  std::string_view query;
+  if (auto question = rest.find('?'); question != std::string_view::npos) {
+    query = rest.substr(question + 1);
+    rest = rest.substr(0, question);
+  }
+  if (rest.empty()) bad_url(url, "no socket path (unix:///path/to/redis.sock)");
+  if (rest.front() != '/') bad_url(url, "the socket path must be absolute (unix:///path/to/redis.sock)");
+  std::string path = percent_decode(url, rest);
+  if (auto problem = unix_path_problem(path); !problem.empty()) bad_url(url, problem);
+  config.unix_socket = std::move(path);
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    std::string_view parameter = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    auto equals = parameter.find('=');
+    std::string_view key = parameter.substr(0, equals);
+    std::string_view value = equals == std::string_view::npos ? std::string_view{} : parameter.substr(equals + 1);
+    if (key == "db") {
+      config.database = parse_number<int>(url, value, "database", 0, 1 << 20);
+    } else {
+      // Only the key is named: a value could be a secret.
+      bad_url(url, "unknown parameter '" + std::string(key) + "' (only db=N is understood)");
+    }
+  }
+}
+
 }  // namespace
 
 void Config::validate() const {
@@ -98,13 +203,32 @@ void Config::validate() const {
   if (retry_attempts < 0 || retry_attempts > 1000) {
     bad_field("retry_attempts", fmt::format("{} is outside [0, 1000]", retry_attempts));
   }
+  if (!unix_socket.empty()) {
+    if (auto problem = unix_path_problem(unix_socket); !problem.empty()) bad_field("unix_socket", problem);
+  }
+  // The files themselves are loaded by the Client (detail::TlsContext::create),
+  // which reports those that cannot be read.
+  if (!tls.cert_file.empty() && tls.key_file.empty()) {
+    bad_field("tls.cert_file", "a client certificate needs its private key in tls.key_file, which is empty");
+  }
+  if (tls.cert_file.empty() && !tls.key_file.empty()) {
+    bad_field("tls.key_file", "a private key needs its client certificate in tls.cert_file, which is empty");
+  }
+  if (tls.min_version != tls_version::tls1_2 && tls.min_version != tls_version::tls1_3) {
+    bad_field("tls.min_version", fmt::format("{} is not a tls_version", static_cast<int>(tls.min_version)));
+  }
 }
 
 Config Config::from_url(std::string_view url) {
   Config config;
-  constexpr std::string_view scheme = "redis://";
-  if (url.substr(0, scheme.size()) != scheme) bad_url(url, "it must start with redis://");
-  std::string_view rest = url.substr(scheme.size());
+  const url_scheme* scheme = find_scheme(url);
+  if (scheme == nullptr) bad_url(url, "it must start with redis://, rediss://, unix:// or redis+unix://");
+  std::string_view rest = url.substr(scheme->prefix.size());
+  config.tls.enabled = scheme->tls;
+  if (scheme->unix_socket) {
+    parse_unix_url(url, rest, config);
+    return config;
+  }
 
   if (auto slash = rest.find('/'); slash != std::string_view::npos) {
     std::string_view db = rest.substr(slash + 1);
@@ -112,15 +236,8 @@ Config Config::from_url(std::string_view url) {
     rest = rest.substr(0, slash);
   }
   if (auto at = rest.rfind('@'); at != std::string_view::npos) {
-    std::string_view userinfo = rest.substr(0, at);
+    parse_userinfo(url, rest.substr(0, at), config);
     rest = rest.substr(at + 1);
-    if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
-      config.username = percent_decode(url, userinfo.substr(0, colon));
-      config.password = percent_decode(url, userinfo.substr(colon + 1));
-    } else {
-      // "redis://secret@host": a bare userinfo is the password, as redis-cli reads it.
-      config.password = percent_decode(url, userinfo);
-    }
   }
   std::string_view host = rest;
   const bool bracketed = !rest.empty() && rest.front() == '[';

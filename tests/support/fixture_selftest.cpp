@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include "message_recorder.hpp"
 #include "redis_probe.hpp"
 #include "redis_server.hpp"
+#include "test_ca.hpp"
 
 namespace warden::test {
 namespace {
@@ -145,6 +147,99 @@ TEST(RedisServer, BadArgumentsFailWithTheLog) {
   } catch (const std::runtime_error& error) {
     EXPECT_NE(std::string(error.what()).find("no-such-option"), std::string::npos) << error.what();
   }
+}
+
+// `openssl verify` of `certificate` against `ca`: its exit code.
+int openssl_verify(const std::string& ca, const std::string& certificate) {
+  ChildProcess verify("openssl", {"verify", "-CAfile", ca, certificate});
+  return verify.wait();
+}
+
+TEST(TestCa, MakesCertificatesThatVerifyAgainstTheirCa) {
+  std::string directory;
+  {
+    TestCa ca;
+    directory = ca.directory();
+    for (const auto& file : {ca.ca_cert(), ca.server_cert(), ca.server_key(), ca.client_cert(), ca.client_key(),
+                             ca.wrong_ca_cert(), ca.wrong_ca_client_cert(), ca.wrong_ca_client_key(),
+                             ca.wrong_name_cert(), ca.wrong_name_key()}) {
+      EXPECT_TRUE(std::filesystem::is_regular_file(file)) << file;
+    }
+    EXPECT_TRUE(std::filesystem::is_directory(ca.ca_dir()));
+    EXPECT_EQ(openssl_verify(ca.ca_cert(), ca.server_cert()), 0);
+    EXPECT_EQ(openssl_verify(ca.ca_cert(), ca.client_cert()), 0);
+    EXPECT_EQ(openssl_verify(ca.ca_cert(), ca.wrong_name_cert()), 0);
+    EXPECT_NE(openssl_verify(ca.wrong_ca_cert(), ca.server_cert()), 0);
+    EXPECT_NE(openssl_verify(ca.ca_cert(), ca.wrong_ca_client_cert()), 0);
+  }
+  EXPECT_FALSE(std::filesystem::exists(directory));  // removed by the destructor
+}
+
+// A TLS handshake with the server's TLS port by `openssl s_client`: its exit
+// code (0 when the handshake and the certificate check succeeded).
+int s_client(std::uint16_t port, const TestCa& ca, bool with_client_cert) {
+  std::vector<std::string> args{"s_client", "-brief", "-connect", "127.0.0.1:" + std::to_string(port),
+                                "-CAfile", ca.ca_cert(), "-verify_return_error", "-verify_ip", "127.0.0.1"};
+  if (with_client_cert) args.insert(args.end(), {"-cert", ca.client_cert(), "-key", ca.client_key()});
+  ChildProcess client("openssl", args);
+  return client.wait();
+}
+
+TEST(RedisServer, TlsPortBesidesThePlainOne) {
+  TestCa ca;
+  RedisServerOptions options;
+  options.tls = RedisTlsOptions{ca.server_cert(), ca.server_key(), ca.ca_cert(), false};
+  RedisServer server(options);
+  EXPECT_NE(server.tls_port(), 0);
+  EXPECT_NE(server.tls_port(), server.port());
+  EXPECT_EQ(server.tls_url(), "rediss://127.0.0.1:" + std::to_string(server.tls_port()));
+  EXPECT_EQ(server.unix_socket(), "");
+  EXPECT_EQ(server.unix_url(), "");
+  RedisProbe probe(server);  // plain RESP on port()
+  EXPECT_EQ(probe.command({"CONFIG", "GET", "tls-port"}).elements.at(1).str, std::to_string(server.tls_port()));
+  EXPECT_EQ(s_client(server.tls_port(), ca, false), 0);
+
+  const std::uint16_t tls_port = server.tls_port();
+  server.kill();
+  server.start();
+  EXPECT_EQ(server.tls_port(), tls_port);
+  EXPECT_EQ(s_client(server.tls_port(), ca, false), 0);
+}
+
+TEST(RedisServer, TlsPortRequiringClientCertificates) {
+  TestCa ca;
+  RedisServerOptions options;
+  options.tls = RedisTlsOptions{ca.server_cert(), ca.server_key(), ca.ca_cert(), true};
+  RedisServer server(options);
+  RedisProbe probe(server);
+  EXPECT_EQ(probe.command({"CONFIG", "GET", "tls-auth-clients"}).elements.at(1).str, "yes");
+  EXPECT_EQ(s_client(server.tls_port(), ca, true), 0);
+}
+
+TEST(RedisServer, UnixSocketBesidesThePlainPort) {
+  RedisServerOptions options;
+  options.unix_socket = true;
+  options.extra_args = {"--requirepass", "pw"};
+  RedisServer server(options);
+  EXPECT_EQ(server.tls_port(), 0);
+  EXPECT_EQ(server.tls_url(), "");
+  EXPECT_EQ(server.password(), "pw");
+  EXPECT_EQ(server.unix_socket(), server.directory() + "/redis.sock");
+  EXPECT_EQ(server.unix_url(), "unix://" + server.unix_socket());
+  EXPECT_EQ(std::filesystem::status(server.unix_socket()).type(), std::filesystem::file_type::socket);
+
+  redisContext* context = redisConnectUnix(server.unix_socket().c_str());
+  ASSERT_NE(context, nullptr);
+  ASSERT_EQ(context->err, 0) << context->errstr;
+  auto* reply = static_cast<redisReply*>(redisCommand(context, "AUTH pw"));
+  ASSERT_NE(reply, nullptr);
+  EXPECT_EQ(reply->type, REDIS_REPLY_STATUS);
+  freeReplyObject(reply);
+  reply = static_cast<redisReply*>(redisCommand(context, "PING"));
+  ASSERT_NE(reply, nullptr);
+  EXPECT_EQ(std::string(reply->str, reply->len), "PONG");
+  freeReplyObject(reply);
+  redisFree(context);
 }
 
 TEST(RedisProbe, CommandsAndHelpers) {

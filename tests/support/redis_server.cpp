@@ -102,22 +102,43 @@ reply_ptr run(redisContext* context, std::initializer_list<std::string> args) {
 }  // namespace
 
 RedisServer::RedisServer(std::vector<std::string> extra_args)
-    : extra_args_(std::move(extra_args)),
+    : RedisServer(RedisServerOptions{std::move(extra_args), std::nullopt, false}) {}
+
+RedisServer::RedisServer(RedisServerOptions options)
+    : extra_args_(std::move(options.extra_args)),
+      tls_(std::move(options.tls)),
       executable_(detail::resolve_program("redis-server", "/usr/bin/redis-server")) {
   for (std::size_t i = 0; i + 1 < extra_args_.size(); ++i) {
     if (extra_args_[i] == "--requirepass") password_ = extra_args_[i + 1];
   }
   directory_ = make_temp_directory();
+  if (options.unix_socket) {
+    unix_socket_ = directory_ + "/redis.sock";
+    // sockaddr_un::sun_path holds 108 bytes with the terminating NUL.
+    if (unix_socket_.size() > 107) {
+      std::error_code ignored;
+      std::filesystem::remove_all(directory_, ignored);
+      throw std::runtime_error("RedisServer: unix socket path too long (shorten TMPDIR): " + unix_socket_);
+    }
+  }
+  start_first_time();
+}
+
+void RedisServer::start_first_time() {
   try {
     std::string why;
     for (int attempt = 0; attempt < port_attempts; ++attempt) {
       port_ = pick_free_port();
+      if (tls_) {
+        do tls_port_ = pick_free_port();
+        while (tls_port_ == port_);
+      }
       spawn_server();
       switch (wait_until_ready(clock_type::now() + ready_timeout, &why)) {
         case readiness::ready:
           return;
         case readiness::exited:
-          continue;  // most likely the port was taken meanwhile: pick another
+          continue;  // most likely a port was taken meanwhile: pick others
         case readiness::timed_out:
           stop();
           throw std::runtime_error("redis-server on port " + std::to_string(port_) +
@@ -149,6 +170,16 @@ std::string RedisServer::host() const { return "127.0.0.1"; }
 std::uint16_t RedisServer::port() const { return port_; }
 
 std::string RedisServer::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+
+std::uint16_t RedisServer::tls_port() const { return tls_port_; }
+
+std::string RedisServer::tls_url() const {
+  return tls_ ? "rediss://127.0.0.1:" + std::to_string(tls_port_) : std::string();
+}
+
+const std::string& RedisServer::unix_socket() const { return unix_socket_; }
+
+std::string RedisServer::unix_url() const { return unix_socket_.empty() ? std::string() : "unix://" + unix_socket_; }
 
 pid_t RedisServer::pid() const { return running() ? pid_.load() : -1; }
 
@@ -250,6 +281,18 @@ std::vector<std::string> RedisServer::command_line() const {
       "--logfile", directory_ + "/redis.log",
       "--enable-debug-command", "local",
   };
+  if (tls_) {
+    args.insert(args.end(), {
+        "--tls-port", std::to_string(tls_port_),
+        "--tls-cert-file", tls_->cert_file,
+        "--tls-key-file", tls_->key_file,
+        "--tls-ca-cert-file", tls_->ca_file,
+        "--tls-auth-clients", tls_->auth_clients ? "yes" : "no",
+    });
+  }
+  if (!unix_socket_.empty()) {
+    args.insert(args.end(), {"--unixsocket", unix_socket_, "--unixsocketperm", "700"});
+  }
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   return args;
 }

@@ -1,5 +1,6 @@
-// A real redis-server process for one test: its own free loopback port, its
-// own temporary directory, no persistence, stopped by pid.
+// A real redis-server process for one test: its own free loopback port (plus,
+// on request, a TLS port and a unix socket), its own temporary directory, no
+// persistence, stopped by pid.
 #pragma once
 
 #include <sys/types.h>
@@ -7,10 +8,29 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace warden::test {
+
+// A TLS listener for RedisServerOptions (PEM paths, e.g. from TestCa).
+struct RedisTlsOptions {
+  std::string cert_file;  // --tls-cert-file
+  std::string key_file;   // --tls-key-file
+  std::string ca_file;    // --tls-ca-cert-file: the CA client certificates must be signed by
+  bool auth_clients = false;  // --tls-auth-clients yes|no: require a client certificate
+};
+
+// What a RedisServer listens on besides its plain loopback port.
+struct RedisServerOptions {
+  // Appended to the command line, as for RedisServer(std::vector<std::string>).
+  std::vector<std::string> extra_args;
+  // Set: also listen with TLS on a second free loopback port, tls_port().
+  std::optional<RedisTlsOptions> tls;
+  // True: also listen on <directory()>/redis.sock (--unixsocketperm 700).
+  bool unix_socket = false;
+};
 
 // Not thread-safe: drive one RedisServer from one thread at a time (reading
 // host()/port()/url() from other threads is fine; the port never changes).
@@ -24,6 +44,12 @@ class RedisServer {
   // very process answering). Throws std::runtime_error, with the tail of the
   // server's log, if that does not happen within 10 s.
   explicit RedisServer(std::vector<std::string> extra_args = {});
+  // As above, plus a TLS port and/or a unix socket. The plain port stays open
+  // on 127.0.0.1 either way: the fixture's readiness check, RedisProbe and
+  // MessageRecorder speak plain RESP on it, while the code under test is
+  // pointed at tls_url() or unix_url(). Throws std::runtime_error also when the
+  // socket path would not fit in sockaddr_un (a very long TMPDIR).
+  explicit RedisServer(RedisServerOptions options);
   // Stops the server (stop()) and removes its directory. Never throws.
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
@@ -32,6 +58,14 @@ class RedisServer {
   std::string host() const;       // "127.0.0.1"
   std::uint16_t port() const;     // fixed for the object's lifetime, across restarts
   std::string url() const;        // "redis://127.0.0.1:<port>"
+  // The TLS port, fixed like port(); 0 when the server has no TLS listener.
+  std::uint16_t tls_port() const;
+  // "rediss://127.0.0.1:<tls_port>"; empty without TLS.
+  std::string tls_url() const;
+  // The unix socket's absolute path; empty without one.
+  const std::string& unix_socket() const;
+  // "unix://<unix_socket>" (append "?db=N" to pick a database); empty without one.
+  std::string unix_url() const;
   pid_t pid() const;              // -1 when not running
   // False once stopped or killed, and also when the process died by itself
   // (it is reaped here).
@@ -47,7 +81,7 @@ class RedisServer {
   // A clean shutdown: SIGTERM (after SIGCONT, in case it is paused), up to 5 s
   // for it to exit, then SIGKILL. No-op if not running.
   void stop();
-  // Starts the server again on the same port with the same arguments and waits
+  // Starts the server again on the same port(s), socket path and arguments and waits
   // as the constructor does. If the port is briefly taken it keeps retrying for
   // up to 10 s. No-op if already running. Throws std::runtime_error on failure.
   void start();
@@ -66,7 +100,12 @@ class RedisServer {
   bool answers_as_this_process(pid_t pid) const;
   std::string log_tail() const;
 
+  void start_first_time();
+
   std::vector<std::string> extra_args_;
+  std::optional<RedisTlsOptions> tls_;
+  std::string unix_socket_;
+  std::uint16_t tls_port_ = 0;
   std::string executable_;
   std::string directory_;
   std::string password_;

@@ -29,6 +29,15 @@ TEST(ConfigDefaults, MatchDocumentedValues) {
   EXPECT_EQ(config.retry_backoff_max, 2s);
   EXPECT_EQ(config.health_check_interval, 5s);
   EXPECT_FALSE(config.logger);
+  EXPECT_EQ(config.unix_socket, "");
+  EXPECT_FALSE(config.tls.enabled);
+  EXPECT_EQ(config.tls.ca_file, "");
+  EXPECT_EQ(config.tls.ca_dir, "");
+  EXPECT_EQ(config.tls.cert_file, "");
+  EXPECT_EQ(config.tls.key_file, "");
+  EXPECT_EQ(config.tls.server_name, "");
+  EXPECT_TRUE(config.tls.verify_peer);
+  EXPECT_EQ(config.tls.min_version, warden::tls_version::tls1_2);
 }
 
 TEST(ConfigFromUrl, HostOnlyKeepsDefaults) {
@@ -144,7 +153,8 @@ void expect_rejected(const std::string& url, std::string shown = {}) {
 
 TEST(ConfigFromUrlRejects, WrongScheme) {
   expect_rejected("http://localhost:6379");
-  expect_rejected("rediss://localhost:6379");
+  expect_rejected("redis+tls://localhost:6379");
+  expect_rejected("unix:/tmp/redis.sock");
   expect_rejected("localhost:6379");
   expect_rejected("redis:/localhost");
   expect_rejected("");
@@ -195,7 +205,10 @@ TEST(ConfigFromUrlRejects, BadPercentEscape) {
 
 TEST(ConfigFromUrlRejects, NeverEchoesThePassword) {
   for (const char* url : {"redis://user:s3cr3t@host:notaport", "redis://:s3cr3t%zz@host", "redis://s3cr3t@",
-                          "redis://user:s3cr3t@[::1", "redis://user:s3cr3t@host/notadb", "rediss://user:s3cr3t@host"}) {
+                          "redis://user:s3cr3t@[::1", "redis://user:s3cr3t@host/notadb", "rediss://user:s3cr3t@host:0",
+                          "http://user:s3cr3t@host",
+                          "unix://user:s3cr3t@/tmp/r.sock?db=x", "unix://s3cr3t@relative.sock",
+                          "redis+unix://u:s3cr3t@/tmp/r.sock?password=s3cr3t", "unix:///tmp/r.sock?password=s3cr3t"}) {
     try {
       (void)Config::from_url(url);
       ADD_FAILURE() << "accepted " << url;
@@ -230,6 +243,12 @@ TEST(ConfigValidate, RefusesEachFieldOutOfRange) {
       {"retry_backoff_max", [](Config& c) { c.retry_backoff_max = -1ms; }},
       {"retry_backoff_min", [](Config& c) { c.retry_backoff_min = 3s, c.retry_backoff_max = 1s; }},
       {"retry_attempts", [](Config& c) { c.retry_attempts = -1; }},
+      {"unix_socket", [](Config& c) { c.unix_socket = "relative/redis.sock"; }},
+      {"unix_socket", [](Config& c) { c.unix_socket = "/" + std::string(107, 'x'); }},
+      {"unix_socket", [](Config& c) { c.unix_socket = std::string("/tmp/a\0b", 8); }},
+      {"tls.cert_file", [](Config& c) { c.tls.cert_file = "client.crt"; }},
+      {"tls.key_file", [](Config& c) { c.tls.key_file = "client.key"; }},
+      {"tls.min_version", [](Config& c) { c.tls.min_version = static_cast<warden::tls_version>(7); }},
   };
   Config{}.validate();
   for (const auto& entry : cases) {
@@ -244,6 +263,92 @@ TEST(ConfigValidate, RefusesEachFieldOutOfRange) {
           << error.what();
     }
   }
+}
+
+TEST(ConfigValidate, AcceptsGoodTlsAndSocketSettings) {
+  Config config;
+  config.unix_socket = "/" + std::string(106, 'x');  // 107 bytes: the longest that fits
+  config.tls.enabled = true;  // TLS over a unix socket is allowed
+  config.tls.cert_file = "client.crt";
+  config.tls.key_file = "client.key";
+  config.tls.ca_file = "/no/such/ca.crt";  // files are read by the Client, not here
+  config.tls.min_version = warden::tls_version::tls1_3;
+  config.validate();
+}
+
+TEST(ConfigValidate, CertWithoutKeyNamesBothFields) {
+  Config config;
+  config.tls.cert_file = "client.crt";
+  try {
+    config.validate();
+    FAIL() << "accepted a certificate without a key";
+  } catch (const warden::Error& error) {
+    EXPECT_EQ(error.code(), warden::errc::invalid_argument);
+    EXPECT_NE(std::string(error.what()).find("tls.cert_file"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("tls.key_file"), std::string::npos) << error.what();
+  }
+}
+
+TEST(ConfigFromUrl, RedissTurnsOnTls) {
+  Config config = Config::from_url("rediss://alice:pw@cache.example.com:6380/4");
+  EXPECT_TRUE(config.tls.enabled);
+  EXPECT_TRUE(config.tls.verify_peer);
+  EXPECT_EQ(config.tls.server_name, "");  // empty: the host is checked
+  EXPECT_EQ(config.host, "cache.example.com");
+  EXPECT_EQ(config.port, 6380);
+  EXPECT_EQ(config.database, 4);
+  EXPECT_EQ(config.username, "alice");
+  EXPECT_EQ(config.password, "pw");
+  EXPECT_EQ(config.unix_socket, "");
+  EXPECT_EQ(Config::from_url("rediss://[::1]").host, "::1");
+  EXPECT_FALSE(Config::from_url("redis://host").tls.enabled);
+}
+
+TEST(ConfigFromUrl, UnixSocket) {
+  Config config = Config::from_url("unix:///var/run/redis/redis.sock");
+  EXPECT_EQ(config.unix_socket, "/var/run/redis/redis.sock");
+  EXPECT_EQ(config.database, 0);
+  EXPECT_FALSE(config.tls.enabled);
+  EXPECT_EQ(config.username, "");
+  EXPECT_EQ(config.password, "");
+}
+
+TEST(ConfigFromUrl, UnixSocketWithDatabase) {
+  EXPECT_EQ(Config::from_url("unix:///tmp/redis.sock?db=2").database, 2);
+  Config config = Config::from_url("redis+unix:///tmp/redis.sock?db=7");
+  EXPECT_EQ(config.unix_socket, "/tmp/redis.sock");
+  EXPECT_EQ(config.database, 7);
+  EXPECT_EQ(Config::from_url("redis+unix:///tmp/redis.sock").unix_socket, "/tmp/redis.sock");
+}
+
+TEST(ConfigFromUrl, UnixSocketWithCredentials) {
+  Config config = Config::from_url("unix://alice:p%40ss@/tmp/redis.sock?db=3");
+  EXPECT_EQ(config.username, "alice");
+  EXPECT_EQ(config.password, "p@ss");
+  EXPECT_EQ(config.unix_socket, "/tmp/redis.sock");
+  EXPECT_EQ(config.database, 3);
+  Config bare = Config::from_url("redis+unix://secret@/tmp/redis.sock");
+  EXPECT_EQ(bare.username, "");
+  EXPECT_EQ(bare.password, "secret");
+  EXPECT_EQ(bare.unix_socket, "/tmp/redis.sock");
+}
+
+TEST(ConfigFromUrl, UnixSocketPathMayHoldEscapesAndAt) {
+  EXPECT_EQ(Config::from_url("unix:///tmp/my%20dir/redis.sock").unix_socket, "/tmp/my dir/redis.sock");
+  EXPECT_EQ(Config::from_url("unix:///tmp/a@b/redis.sock").unix_socket, "/tmp/a@b/redis.sock");
+}
+
+TEST(ConfigFromUrlRejects, BadUnixSocket) {
+  expect_rejected("unix://");
+  expect_rejected("unix://relative/redis.sock");
+  expect_rejected("redis+unix://?db=1");
+  expect_rejected("unix:///tmp/redis.sock?db=abc");
+  expect_rejected("unix:///tmp/redis.sock?db=-1");
+  expect_rejected("unix:///tmp/redis.sock?db=");
+  expect_rejected("unix:///tmp/redis.sock?timeout=5");
+  expect_rejected("unix:///" + std::string(107, 'x'));
+  expect_rejected("unix://user:pw@relative.sock", "unix://user:***@relative.sock");
+  expect_rejected("unix:///tmp/r.sock?password=pw", "unix:///tmp/r.sock?password=***");
 }
 
 TEST(ConfigFromUrlRejects, ErrorIsASystemErrorInWardenCategory) {
