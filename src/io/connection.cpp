@@ -500,7 +500,7 @@ void Connection::release_socket() {
   write_in_progress_ = false;
 }
 
-void Connection::drop(std::error_code why, const std::string& detail) {
+void Connection::drop(std::error_code why, std::string detail) {
   bool was_ready = link_.ready();
   release_socket();
   loop_.cancel(connect_timer_);

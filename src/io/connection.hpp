@@ -110,7 +110,9 @@ class Connection : private Flushable {
   void on_bytes(const char* data, std::size_t size);
   void setup();
   void become_ready();
-  void drop(std::error_code why, const std::string& detail);
+  // `detail` is taken by value: callers pass text owned by what drop() resets
+  // (the parser's error, the TLS session's).
+  void drop(std::error_code why, std::string detail);
   void release_socket();
   void write_queued();
   void write_request(std::uint64_t id, Request& request);
