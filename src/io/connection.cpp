@@ -19,9 +19,11 @@ std::uint64_t random_seed() {
 }
 
 // Errors that reconnecting will not cure: what is queued fails at once
-// instead of waiting for a connection that will be refused the same way.
+// instead of waiting for a connection that will be refused the same way
+// (wrong credentials, a certificate not trusted, a peer that is not Redis).
 bool permanent(std::error_code why) {
-  return why == errc::authentication_failed || why == errc::tls_verify_failed || why == errc::tls_handshake_failed;
+  return why == errc::authentication_failed || why == errc::tls_verify_failed || why == errc::tls_handshake_failed ||
+         why == errc::protocol_error;
 }
 
 constexpr std::size_t read_buffer_size = 64 * 1024;
@@ -90,7 +92,7 @@ void Connection::connect() {
            fmt::format("TLS handshake timed out after {} ms", options_.connect_timeout.count()));
     } else if (transport_up_) {
       drop(make_error_code(errc::connection_refused),
-           fmt::format("no answer to AUTH/SELECT within {} ms", options_.connect_timeout.count()));
+           fmt::format("no answer to the set-up commands within {} ms", options_.connect_timeout.count()));
     } else {
       drop(make_error_code(errc::connection_refused),
            fmt::format("connect timed out after {} ms", options_.connect_timeout.count()));
@@ -184,8 +186,7 @@ void Connection::on_transport_connected(int status) {
         Connection* owner = socket->owner;
         if (owner == nullptr || nread == 0) return;
         if (nread < 0) {
-          owner->drop(make_error_code(errc::connection_lost),
-                      nread == UV_EOF ? std::string("closed by the server") : uv_strerror(static_cast<int>(nread)));
+          owner->on_read_failed(static_cast<int>(nread));
           return;
         }
         owner->on_read(buf->base, static_cast<std::size_t>(nread));
@@ -199,14 +200,25 @@ void Connection::on_transport_connected(int status) {
 
 void Connection::start_session() {
   if (options_.tls) {
-    tls_ = std::make_unique<TlsSession>(options_.tls,
-                                        options_.tls_server_name.empty() ? options_.host : options_.tls_server_name);
+    tls_ = std::make_unique<TlsSession>(options_.tls, options_.tls_server_name);
     tls_->start();
     loop_.schedule_flush(this);
     return;  // set-up follows the handshake (on_read)
   }
   transport_up_ = true;
   setup();
+}
+
+void Connection::on_read_failed(int status) {
+  if (status == UV_EOF && tls_) {
+    // A close in the middle of the handshake says something about TLS (the
+    // server refused our certificate, or speaks another protocol).
+    if (auto error = tls_->receive_eof()) {
+      drop(error, tls_->error_text());
+      return;
+    }
+  }
+  drop(make_error_code(errc::connection_lost), status == UV_EOF ? std::string("closed by the server") : uv_strerror(status));
 }
 
 void Connection::on_read(const char* data, std::size_t size) {
@@ -256,7 +268,10 @@ void Connection::on_bytes(const char* data, std::size_t size) {
 
 void Connection::setup() {
   // AUTH and SELECT go out ahead of everything queued; the queue is released
-  // only when both succeeded.
+  // only when both succeeded. With neither, a PING: a link is ready only once
+  // the server has answered on it, so a server refusing our TLS client
+  // certificate after the handshake (TLS 1.3), or a listener that accepts
+  // and dies, fails the connection attempt rather than a user's command.
   std::vector<std::vector<std::string>> commands;
   if (!options_.password.empty()) {
     if (options_.username.empty()) {
@@ -266,10 +281,7 @@ void Connection::setup() {
     }
   }
   if (options_.database != 0) commands.push_back({"SELECT", std::to_string(options_.database)});
-  if (commands.empty()) {
-    become_ready();
-    return;
-  }
+  if (commands.empty()) commands.push_back({"PING"});
   setup_pending_ = static_cast<int>(commands.size());
   Socket* socket = socket_;
   for (auto& argv : commands) {
@@ -280,7 +292,12 @@ void Connection::setup() {
     request.handler = [this, socket, command = request.argv.front()](Response&& response) {
       if (socket_ != socket) return;  // that connection is gone already
       if (response.error) return;      // a transport failure: the drop is handled already
-      if (response.reply.is_error()) {
+      // Any answer to the PING shows a Redis server there, one that is
+      // loading or running a long script included (the commands queued then
+      // meet that refusal and are retried as having not run); only a demand
+      // for credentials is a refusal.
+      bool answered = command == "PING" && response.reply.str.rfind("NOAUTH", 0) != 0;
+      if (response.reply.is_error() && !answered) {
         // Only a refusal of the credentials or the database is permanent; any
         // other error (e.g. too many clients) is retried like a failed connect.
         const std::string& text = response.reply.str;
@@ -313,6 +330,7 @@ void Connection::become_ready() {
   connect_timer_ = 0;
   bool reconnect = link_.ever_connected();
   link_.connected();
+  last_failure_.clear();
   log(log_level::info, fmt::format("warden: {} {}", describe(), reconnect ? "re-established" : "established"));
   last_reply_ = clock::now();
   probe_outstanding_ = false;
@@ -421,6 +439,12 @@ void Connection::on_written(int status) {
   if (!wire_out_.empty() || !plain_out_.empty()) loop_.schedule_flush(this);
 }
 
+Response Connection::failure(std::error_code why) const {
+  Response response{why, {}};
+  if (why == link_.last_error() || why == errc::connection_lost) response.detail = last_failure_;
+  return response;
+}
+
 std::error_code Connection::pending_error() const {
   // A command that never got onto a connection reports why there was none.
   if (link_.last_error()) return link_.last_error();
@@ -455,8 +479,7 @@ void Connection::expire(std::uint64_t id) {
   auto it = requests_.find(id);
   if (it == requests_.end()) return;
   // A late reply to a command in flight finds no request and is dropped.
-  std::error_code why = it->second.in_flight ? make_error_code(errc::timed_out) : pending_error();
-  complete(id, Response{why, {}});
+  complete(id, it->second.in_flight ? Response{make_error_code(errc::timed_out), {}} : failure(pending_error()));
 }
 
 void Connection::complete(std::uint64_t id, Response&& response) {
@@ -526,17 +549,18 @@ void Connection::drop(std::error_code why, std::string detail) {
   }
   queue_.insert(queue_.begin(), resend.begin(), resend.end());
   auto delay = link_.failed(why);
+  last_failure_ = detail;
   log(was_ready ? log_level::warning : log_level::info,
       fmt::format("warden: {} {}: {}; retrying in {} ms", describe(), was_ready ? "lost" : "failed", detail,
                   delay.count()));
   reconnect_timer_ = loop_.after(delay, [this] { connect(); });
   // Handlers run last: what they send now is queued for the next connection.
-  for (auto id : lost) complete(id, Response{make_error_code(errc::connection_lost), {}});
+  for (auto id : lost) complete(id, failure(make_error_code(errc::connection_lost)));
   if (permanent(why)) {
     // Waiting will not fix credentials or trust: fail what is queued now.
     auto queued = std::move(queue_);
     queue_.clear();
-    for (auto id : queued) complete(id, Response{why, {}});
+    for (auto id : queued) complete(id, failure(why));
   }
   if (was_ready && on_down_ && !link_.closed()) on_down_();
 }

@@ -34,7 +34,8 @@ struct ConnectionOptions {
   std::string host;
   std::uint16_t port = 6379;
   std::string unix_socket;  // non-empty: connect here instead of host:port
-  // Set: speak TLS, verifying the server as `tls_server_name` (empty: host).
+  // Set: speak TLS, sending `tls_server_name` as SNI and verifying the
+  // server's certificate against it (empty: neither).
   std::shared_ptr<TlsContext> tls;
   std::string tls_server_name;
   std::string username;
@@ -107,6 +108,7 @@ class Connection : private Flushable {
   void on_transport_connected(int status);
   void start_session();
   void on_read(const char* data, std::size_t size);
+  void on_read_failed(int status);
   void on_bytes(const char* data, std::size_t size);
   void setup();
   void become_ready();
@@ -125,6 +127,9 @@ class Connection : private Flushable {
   void health_tick();
   void log(log_level level, const std::string& message) const;
   std::string describe() const;
+  // A failed command's response: `why`, with the cause of the last failed
+  // connection attempt or drop in words when that is what `why` stands for.
+  Response failure(std::error_code why) const;
 
   EventLoop& loop_;
   ConnectionOptions options_;
@@ -156,6 +161,7 @@ class Connection : private Flushable {
   bool probe_outstanding_ = false;
   clock::time_point probe_sent_{};
   int setup_pending_ = 0;
+  std::string last_failure_;  // why the link last failed, in words
   std::function<void(const Push&)> on_push_;
   std::function<void()> on_ready_;
   std::function<void()> on_down_;

@@ -51,6 +51,12 @@ bool Response::outcome_unknown() const {
   return !not_run && (error == errc::connection_lost || error == errc::timed_out);
 }
 
+std::string describe_error(const Response& response) {
+  std::string text = response.error.message();
+  if (!response.detail.empty()) text += ": " + response.detail;
+  return text;
+}
+
 namespace {
 
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }

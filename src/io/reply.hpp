@@ -46,11 +46,19 @@ struct Response {
   std::error_code error;
   Reply reply;
   bool not_run = false;
+  // A transport error's cause in words, when the link knows it (why the
+  // connection could not be made or was lost: "connect timed out after
+  // 1000 ms", a TLS verification failure, ...).
+  std::string detail = {};
 
   bool ok() const { return !error && !reply.is_error(); }
   // The command may or may not have taken effect: its reply was lost.
   bool outcome_unknown() const;
 };
+
+// A transport error for messages: the error's own text, then its cause when
+// known ("TLS certificate verification failed: the server's certificate ...").
+std::string describe_error(const Response& response);
 
 // The warden::errc an error reply stands for: WRONGTYPE (from Redis) and
 // WARDEN_WRONG_TYPE (from a script's own check) are errc::wrong_type, NOAUTH

@@ -152,7 +152,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     }
     if (response.error) {
       last_error_ = response.error;
-      return finish(response.error, false, lock_->message(response.error.message()));
+      return finish(response.error, false, lock_->message(describe_error(response)));
     }
     if (response.reply.is_error()) {
       if (response.reply.str.rfind("WARDEN_WOULD_DEADLOCK", 0) == 0) {

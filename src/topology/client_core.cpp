@@ -8,15 +8,23 @@
 #include <cstdio>
 #include <system_error>
 
+#include "io/tls_session.hpp"
 #include "lock/lock_core.hpp"
 
 namespace warden::detail {
 namespace {
 
+// Reads the TLS files (throwing invalid_argument naming the one that cannot
+// be loaded) once for all connections of the Client.
 ConnectionOptions connection_options(const Config& config) {
   ConnectionOptions options;
   options.host = config.host;
   options.port = config.port;
+  options.unix_socket = config.unix_socket;
+  if (config.tls.enabled) {
+    options.tls = TlsContext::create(config.tls);
+    options.tls_server_name = tls_server_name(config);
+  }
   options.username = config.username;
   options.password = config.password;
   options.database = config.database;
