@@ -1,8 +1,10 @@
 // What MultiLock and RedLock share: members that may live on different
-// Clients, the acquire loop (fan out, gather the votes, judge, release and back
-// off, or keep), the per-owner book of re-entrant holds, lost-member listeners
-// and the release and query fan-outs. The two kinds differ only in the hooks
-// of the "policy" section.
+// Clients, the per-owner book of re-entrant holds, lost-member listeners and
+// the acquire, release and query fan-outs. The two kinds differ only in the
+// hooks of the "policy" section (composite/multi_core, composite/red_core).
+// The definitions are split by concern: composite_core.cpp (members, the
+// book, listeners, queries), composite_acquire.cpp (the loop across rounds),
+// round.* (one round), composite_release.cpp (unlock).
 #pragma once
 
 #include <chrono>
@@ -26,24 +28,10 @@
 
 #include "lock/lock_core.hpp"
 #include "lock/lost_listeners.hpp"
+#include "composite/member_outcome.hpp"
 #include "composite/quorum.hpp"
 
 namespace warden::detail {
-
-// One member's answer in an acquire round.
-struct MemberVote {
-  vote kind = vote::pending;
-  std::error_code error;  // failed: why
-  std::string cause;      // busy or failed: a short phrase ("taken by another owner", "connection refused", ...)
-};
-
-// One member's answer to a release or a query.
-struct MemberAnswer {
-  std::size_t member = 0;
-  std::error_code error;
-  bool value = false;  // query: its answer
-  std::string cause;   // on error: a short phrase
-};
 
 class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
  public:
