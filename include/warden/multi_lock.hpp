@@ -150,6 +150,7 @@ class MultiLock : public detail::timed_lockable<MultiLock> {
   void lock_with_lease(milliseconds lease);
 
   std::shared_ptr<detail::CompositeCore> core_;
+  std::vector<Lock> members_;  // as given; the core keeps their shared state
 };
 
 }  // namespace warden

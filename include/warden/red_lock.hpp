@@ -158,6 +158,7 @@ class RedLock : public detail::timed_lockable<RedLock> {
   void lock_with_lease(milliseconds lease);
 
   std::shared_ptr<detail::CompositeCore> core_;
+  std::vector<Lock> members_;  // as given; the core keeps their shared state
 };
 
 }  // namespace warden

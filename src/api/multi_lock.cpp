@@ -2,7 +2,7 @@
 #include <warden/error.hpp>
 #include <warden/multi_lock.hpp>
 
-#include "composite/composite_async.hpp"
+#include "api/composite_async.hpp"
 #include "composite/multi_core.hpp"
 
 namespace warden {
@@ -10,11 +10,11 @@ namespace warden {
 MultiLock::MultiLock(std::initializer_list<Lock> members) : MultiLock(std::vector<Lock>(members)) {}
 
 MultiLock::MultiLock(std::vector<Lock> members)
-    : core_(detail::make_multi_core(std::move(members))) {}
+    : core_(detail::make_multi_core(detail::member_cores(members))), members_(std::move(members)) {}
 
 const std::vector<Lock>& MultiLock::members() const noexcept {
   static const std::vector<Lock> none;
-  return core_ ? core_->members() : none;
+  return core_ ? members_ : none;
 }
 
 void MultiLock::lock() {

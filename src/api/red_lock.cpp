@@ -2,7 +2,7 @@
 #include <warden/error.hpp>
 #include <warden/red_lock.hpp>
 
-#include "composite/composite_async.hpp"
+#include "api/composite_async.hpp"
 #include "composite/red_core.hpp"
 
 namespace warden {
@@ -10,11 +10,11 @@ namespace warden {
 RedLock::RedLock(std::initializer_list<Lock> members) : RedLock(std::vector<Lock>(members)) {}
 
 RedLock::RedLock(std::vector<Lock> members)
-    : core_(detail::make_red_core(std::move(members))) {}
+    : core_(detail::make_red_core(detail::member_cores(members))), members_(std::move(members)) {}
 
 const std::vector<Lock>& RedLock::members() const noexcept {
   static const std::vector<Lock> none;
-  return core_ ? core_->members() : none;
+  return core_ ? members_ : none;
 }
 
 std::size_t RedLock::quorum() const noexcept { return core_ ? detail::quorum_of(core_->size()) : 0; }

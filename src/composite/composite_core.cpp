@@ -36,11 +36,11 @@ std::string member_cause(const LockCore& member, std::error_code error, const st
 }
 
 
-CompositeCore::CompositeCore(std::vector<Lock> members, std::string kind)
+CompositeCore::CompositeCore(std::vector<std::shared_ptr<LockCore>> members, std::string kind)
     : members_(std::move(members)), kind_(std::move(kind)) {
   name_ = "{";
   for (std::size_t i = 0; i < members_.size(); ++i) {
-    auto& core = *members_[i].core();
+    auto& core = *members_[i];
     descriptions_.push_back(fmt::format("'{}' on {}", core.name(), core.node().server()));
     if (i != 0) name_ += ", ";
     name_ += descriptions_.back();
@@ -84,7 +84,7 @@ milliseconds CompositeCore::effective_lease(std::optional<milliseconds> lease) c
 
 void CompositeCore::check_blocking(std::string_view call) const {
   for (auto& lock : members_) {
-    if (lock.core()->client().loop().in_loop_thread()) {
+    if (lock->client().loop().in_loop_thread()) {
       throw Error(errc::would_deadlock,
                   message(std::string(call) + " blocks, and was called on the I/O thread of a member's client "
                                               "(inside a callback); use the _async form there"));

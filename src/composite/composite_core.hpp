@@ -24,7 +24,7 @@
 #include <warden/config.hpp>
 #include <warden/error.hpp>
 #include <warden/cancel.hpp>
-#include <warden/lock.hpp>
+#include <warden/lock_lost.hpp>
 
 #include "lock/lock_core.hpp"
 #include "lock/lost_listeners.hpp"
@@ -38,15 +38,14 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   using milliseconds = std::chrono::milliseconds;
 
   // `kind` names the composite in messages ("multi-lock", "red lock").
-  // Members must not be empty handles (checked by the public constructors).
-  CompositeCore(std::vector<Lock> members, std::string kind);
+  // Members must not be null (the policies' factories check).
+  CompositeCore(std::vector<std::shared_ptr<LockCore>> members, std::string kind);
   virtual ~CompositeCore();
   CompositeCore(const CompositeCore&) = delete;
   CompositeCore& operator=(const CompositeCore&) = delete;
 
-  const std::vector<Lock>& members() const { return members_; }
   std::size_t size() const { return members_.size(); }
-  const std::shared_ptr<LockCore>& member(std::size_t i) const { return members_[i].core(); }
+  const std::shared_ptr<LockCore>& member(std::size_t i) const { return members_[i]; }
   // "'NAME' on HOST:PORT"
   const std::string& describe(std::size_t i) const { return descriptions_[i]; }
   // "warden: KIND {'a' on s1, 'b' on s2}: WHAT"
@@ -192,7 +191,7 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   void add_listeners(thread_id owner, Hold& hold);
   void remove_listeners(const std::vector<std::uint64_t>& tokens) const;
 
-  std::vector<Lock> members_;
+  std::vector<std::shared_ptr<LockCore>> members_;
   std::vector<std::string> descriptions_;
   std::string kind_;
   std::string name_;  // "{'a' on s1, ...}"

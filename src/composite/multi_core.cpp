@@ -14,7 +14,7 @@ namespace {
 
 class MultiCore final : public CompositeCore {
  public:
-  explicit MultiCore(std::vector<Lock> members) : CompositeCore(std::move(members), "multi-lock") {}
+  explicit MultiCore(std::vector<std::shared_ptr<LockCore>> members) : CompositeCore(std::move(members), "multi-lock") {}
 
   bool members_wait() const override { return true; }
 
@@ -95,19 +95,19 @@ class MultiCore final : public CompositeCore {
   }
 };
 
-std::vector<Lock> checked_members(std::vector<Lock> members) {
+std::vector<std::shared_ptr<LockCore>> checked_members(std::vector<std::shared_ptr<LockCore>> members) {
   if (members.empty()) {
     throw Error(errc::invalid_argument, "warden: multi-lock {}: a MultiLock needs at least one member");
   }
   for (auto& lock : members) {
-    if (!lock.core()) throw Error(errc::invalid_argument, "warden: multi-lock: a member is an empty (moved-from) Lock");
+    if (!lock) throw Error(errc::invalid_argument, "warden: multi-lock: a member is an empty (moved-from) Lock");
   }
   return members;
 }
 
 }  // namespace
 
-std::shared_ptr<CompositeCore> make_multi_core(std::vector<Lock> members) {
+std::shared_ptr<CompositeCore> make_multi_core(std::vector<std::shared_ptr<LockCore>> members) {
   return std::make_shared<MultiCore>(checked_members(std::move(members)));
 }
 

@@ -6,13 +6,11 @@
 #include <memory>
 #include <vector>
 
-#include <warden/lock.hpp>
-
 #include "composite/composite_core.hpp"
 
 namespace warden::detail {
 
-// Throws errc::invalid_argument when there are no members or one is an empty handle.
-std::shared_ptr<CompositeCore> make_multi_core(std::vector<Lock> members);
+// Throws errc::invalid_argument when there are no members or one is an empty handle (null).
+std::shared_ptr<CompositeCore> make_multi_core(std::vector<std::shared_ptr<LockCore>> members);
 
 }  // namespace warden::detail

@@ -18,7 +18,7 @@ namespace {
 
 class RedCore final : public CompositeCore {
  public:
-  explicit RedCore(std::vector<Lock> members) : CompositeCore(std::move(members), "red lock") {}
+  explicit RedCore(std::vector<std::shared_ptr<LockCore>> members) : CompositeCore(std::move(members), "red lock") {}
 
   std::size_t quorum() const { return quorum_of(size()); }
 
@@ -339,7 +339,7 @@ std::string same_host(std::string server) {
   return server;
 }
 
-std::vector<Lock> checked_members(std::vector<Lock> members) {
+std::vector<std::shared_ptr<LockCore>> checked_members(std::vector<std::shared_ptr<LockCore>> members) {
   if (members.size() < 3) {
     throw Error(errc::invalid_argument,
                 fmt::format("warden: red lock: needs at least 3 independent nodes, got {}; a majority of fewer "
@@ -350,14 +350,14 @@ std::vector<Lock> checked_members(std::vector<Lock> members) {
   // two Clients of one address, whatever their database) fail together.
   std::map<std::string, std::string> servers;  // server → the member's name
   for (auto& lock : members) {
-    if (!lock.core()) throw Error(errc::invalid_argument, "warden: red lock: a member is an empty (moved-from) Lock");
-    auto server = same_host(lock.core()->node().server());
-    auto [it, fresh] = servers.emplace(server, lock.name());
+    if (!lock) throw Error(errc::invalid_argument, "warden: red lock: a member is an empty (moved-from) Lock");
+    auto server = same_host(lock->node().server());
+    auto [it, fresh] = servers.emplace(server, lock->name());
     if (!fresh) {
       throw Error(errc::invalid_argument,
                   fmt::format("warden: red lock: locks '{}' and '{}' are both on {}; each node must be a different "
                               "server",
-                              it->second, lock.name(), lock.core()->node().server()));
+                              it->second, lock->name(), lock->node().server()));
     }
   }
   return members;
@@ -365,7 +365,7 @@ std::vector<Lock> checked_members(std::vector<Lock> members) {
 
 }  // namespace
 
-std::shared_ptr<CompositeCore> make_red_core(std::vector<Lock> members) {
+std::shared_ptr<CompositeCore> make_red_core(std::vector<std::shared_ptr<LockCore>> members) {
   return std::make_shared<RedCore>(checked_members(std::move(members)));
 }
 

@@ -7,14 +7,12 @@
 #include <memory>
 #include <vector>
 
-#include <warden/lock.hpp>
-
 #include "composite/composite_core.hpp"
 
 namespace warden::detail {
 
-// Throws errc::invalid_argument for fewer than 3 members, an empty handle, or
+// Throws errc::invalid_argument for fewer than 3 members, an empty handle (null), or
 // two members on one server.
-std::shared_ptr<CompositeCore> make_red_core(std::vector<Lock> members);
+std::shared_ptr<CompositeCore> make_red_core(std::vector<std::shared_ptr<LockCore>> members);
 
 }  // namespace warden::detail
