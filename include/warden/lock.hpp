@@ -22,6 +22,7 @@ namespace warden {
 
 namespace detail {
 class LockCore;
+struct access;  // the library's own way in (src/api/access.hpp)
 }
 
 namespace detail {
@@ -63,8 +64,6 @@ using completion = typename detail::completion_of<T>::type;
 class Lock : public detail::timed_lockable<Lock> {
  public:
   using milliseconds = std::chrono::milliseconds;
-
-  explicit Lock(std::shared_ptr<detail::LockCore> core) noexcept;
 
   // The lock's name, which is also its Redis key.
   const std::string& name() const noexcept;
@@ -198,11 +197,11 @@ class Lock : public detail::timed_lockable<Lock> {
   std::future<std::optional<milliseconds>> remain_time_to_live_async() const;
   void remain_time_to_live_async(completion<std::optional<milliseconds>> done) const;
 
-  // Internal: the shared state behind this handle.
-  const std::shared_ptr<detail::LockCore>& core() const noexcept { return core_; }
-
  protected:
   friend class detail::timed_lockable<Lock>;
+  friend struct detail::access;
+  // Handles are made by Client (through detail::access) and copied from there.
+  explicit Lock(std::shared_ptr<detail::LockCore> core) noexcept;
   bool try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease);
   void lock_with_lease(milliseconds lease);
 

@@ -10,6 +10,7 @@
 #include <warden/acquire_future.hpp>
 #include <warden/lock.hpp>
 
+#include "api/access.hpp"
 #include "composite/composite_core.hpp"
 #include "lock/acquire_claim.hpp"
 #include "lock/lost_listeners.hpp"
@@ -32,7 +33,7 @@ inline CompositeCore& live(const std::shared_ptr<CompositeCore>& core) {
 inline std::vector<std::shared_ptr<LockCore>> member_cores(const std::vector<Lock>& members) {
   std::vector<std::shared_ptr<LockCore>> cores;
   cores.reserve(members.size());
-  for (auto& lock : members) cores.push_back(lock.core());
+  for (auto& lock : members) cores.push_back(access::core(lock));
   return cores;
 }
 
