@@ -155,10 +155,9 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       return finish(response.error, false, lock_->message(response.error.message()));
     }
     if (response.reply.is_error()) {
-      if (response.reply.str.rfind("WARDEN_WOULD_DEADLOCK", 0) == 0) {
-        auto why = response.reply.str.substr(std::string("WARDEN_WOULD_DEADLOCK").size());
-        while (!why.empty() && why.front() == ' ') why.erase(0, 1);
-        return finish(make_error_code(errc::would_deadlock), false, lock_->message(why));
+      if (classify(response.reply) == reply_class::would_deadlock) {
+        return finish(make_error_code(errc::would_deadlock), false,
+                      lock_->message(error_detail(response.reply)));
       }
       return finish(error_reply_code(response.reply), false,
                     lock_->message(describe_problem(response.reply, {})));
