@@ -124,7 +124,7 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
     std::optional<milliseconds> lease;     // of the first level; nullopt: watchdog mode
     bool lost = false;                     // the lost callback fired for this hold
     std::vector<bool> retaking;            // RedLock: a re-take of the member is under way
-    // RedLock: what the nodes confirmed, fed lazily from their watchdogs
+    // RedLock: what the nodes confirmed, fed lazily from their clients' books of holds
     // whenever the hold is judged (a query included, hence mutable).
     mutable QuorumValidity validity;
     std::uint64_t check = 0;  // RedLock: tells the current lapse check from stale ones

@@ -89,7 +89,7 @@ class MultiCore final : public CompositeCore {
   clock::time_point hold_valid_until(const Hold&, thread_id owner) const override {
     auto earliest = clock::time_point::max();
     for (std::size_t i = 0; i < size(); ++i) {
-      earliest = std::min(earliest, member(i)->client().watchdog().valid_until(*member(i), owner));
+      earliest = std::min(earliest, member(i)->client().holds().valid_until(*member(i), owner));
     }
     return earliest;
   }

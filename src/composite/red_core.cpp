@@ -151,7 +151,7 @@ class RedCore final : public CompositeCore {
       hold.validity = QuorumValidity(size());
       for (std::size_t i = 0; i < size(); ++i) {
         if (!hold.member_held(i)) continue;
-        auto seen = member(i)->client().watchdog().confirmed(*member(i), owner);
+        auto seen = member(i)->client().holds().confirmed(*member(i), owner);
         if (seen.at == clock::time_point::min()) continue;
         hold.validity.acquired(i, seen.valid_until - clock_drift(member_lease(i, hold.lease)));
       }
@@ -181,7 +181,7 @@ class RedCore final : public CompositeCore {
     return &it->second;
   }
 
-  // Feeds what the nodes' watchdogs confirmed (acquires, renewals, re-takes)
+  // Feeds what the nodes' books of holds recorded as confirmed (acquires, renewals, re-takes)
   // into the hold's validity in the order it arrived, then judges the hold at
   // `now`. Under mutex_.
   void refresh(const Hold& hold, thread_id owner, clock::time_point now) const {
@@ -193,7 +193,7 @@ class RedCore final : public CompositeCore {
     std::vector<seen> confirmations;
     for (std::size_t i = 0; i < size(); ++i) {
       if (!hold.member_held(i)) continue;
-      auto c = member(i)->client().watchdog().confirmed(*member(i), owner);
+      auto c = member(i)->client().holds().confirmed(*member(i), owner);
       if (c.at == clock::time_point::min()) continue;
       confirmations.push_back(seen{c.at, c.valid_until - clock_drift(member_lease(i, hold.lease)), i});
     }
@@ -280,7 +280,7 @@ class RedCore final : public CompositeCore {
         hold->retaking[i] = false;
         // One count on the node again: the first level releases it. It counts
         // only if the other nodes still vouched for a majority when it answered.
-        auto seen = member->client().watchdog().confirmed(*member, owner);
+        auto seen = member->client().holds().confirmed(*member, owner);
         refresh(*hold, owner, seen.at);
         if (hold->member_held(i) || hold->lost || seen.at == clock::time_point::min() ||
             !hold->validity.confirmed(i, seen.at, seen.valid_until - clock_drift(member_lease(i, hold->lease)))) {
