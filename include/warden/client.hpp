@@ -15,6 +15,7 @@ namespace warden {
 
 namespace detail {
 class ClientCore;
+struct access;  // the library's own way in (src/api/access.hpp)
 }
 
 // Owns one I/O thread running a libuv loop, the connections to Redis and one
@@ -55,10 +56,8 @@ class Client {
   // Throws errc::invalid_argument for an empty name.
   ReadWriteLock get_read_write_lock(std::string_view name);
 
-  // Internal: shared state behind this client.
-  const std::shared_ptr<detail::ClientCore>& core() const noexcept { return core_; }
-
  private:
+  friend struct detail::access;
   std::shared_ptr<detail::ClientCore> core_;
 };
 

@@ -34,7 +34,8 @@ namespace warden {
 //   by the same step, never back.
 // - unlock() and force_unlock() wake the queue head.
 class FairLock : public Lock {
- public:
+ private:
+  friend struct detail::access;
   explicit FairLock(std::shared_ptr<detail::LockCore> core) noexcept : Lock(std::move(core)) {}
 };
 

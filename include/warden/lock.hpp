@@ -15,61 +15,15 @@
 #include <warden/acquire_future.hpp>
 #include <warden/cancel.hpp>
 #include <warden/detail/timed_lockable.hpp>
+#include <warden/lock_lost.hpp>
 #include <warden/thread_id.hpp>
 
 namespace warden {
 
 namespace detail {
 class LockCore;
+struct access;  // the library's own way in (src/api/access.hpp)
 }
-
-// What a lost-lock listener is told.
-struct LockLost {
-  std::string lock_name;
-  thread_id owner;       // the thread id part of the owner whose hold was lost
-  std::error_code cause; // errc::lease_expired (gone on the server), a connection error, or
-                         // the error a release failed with
-  std::string message;   // names the lock and the server
-};
-
-// A lost-lock listener. Runs on a Client's I/O thread: it must not block, and
-// uses the completion-callback forms of the *_async calls if it needs the lock
-// (a blocking call there throws errc::would_deadlock; a future there could
-// only be waited for by blocking the thread that completes it). What it throws
-// is caught and logged.
-using lost_listener = std::function<void(const LockLost&)>;
-// Identifies a listener for remove_lost_listener. Never 0.
-using lost_listener_id = std::uint64_t;
-
-// Keeps a lost-lock listener registered for its lifetime (RAII): made by
-// subscribe_lost() of every lock kind, it removes the listener when destroyed
-// or reset. Movable, not copyable. Destroying it from inside the listener
-// itself is allowed.
-class LostSubscription {
- public:
-  LostSubscription() noexcept = default;
-  explicit LostSubscription(std::function<void()> remove) noexcept : remove_(std::move(remove)) {}
-  LostSubscription(LostSubscription&& other) noexcept : remove_(std::exchange(other.remove_, nullptr)) {}
-  LostSubscription& operator=(LostSubscription&& other) noexcept {
-    if (this != &other) {
-      reset();
-      remove_ = std::exchange(other.remove_, nullptr);
-    }
-    return *this;
-  }
-  LostSubscription(const LostSubscription&) = delete;
-  LostSubscription& operator=(const LostSubscription&) = delete;
-  ~LostSubscription() { reset(); }
-
-  // Removes the listener now (see remove_lost_listener); then a no-op.
-  void reset() noexcept {
-    if (auto remove = std::exchange(remove_, nullptr)) remove();
-  }
-  explicit operator bool() const noexcept { return static_cast<bool>(remove_); }
-
- private:
-  std::function<void()> remove_;
-};
 
 namespace detail {
 template <class T>
@@ -110,8 +64,6 @@ using completion = typename detail::completion_of<T>::type;
 class Lock : public detail::timed_lockable<Lock> {
  public:
   using milliseconds = std::chrono::milliseconds;
-
-  explicit Lock(std::shared_ptr<detail::LockCore> core) noexcept;
 
   // The lock's name, which is also its Redis key.
   const std::string& name() const noexcept;
@@ -245,11 +197,11 @@ class Lock : public detail::timed_lockable<Lock> {
   std::future<std::optional<milliseconds>> remain_time_to_live_async() const;
   void remain_time_to_live_async(completion<std::optional<milliseconds>> done) const;
 
-  // Internal: the shared state behind this handle.
-  const std::shared_ptr<detail::LockCore>& core() const noexcept { return core_; }
-
  protected:
   friend class detail::timed_lockable<Lock>;
+  friend struct detail::access;
+  // Handles are made by Client (through detail::access) and copied from there.
+  explicit Lock(std::shared_ptr<detail::LockCore> core) noexcept;
   bool try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease);
   void lock_with_lease(milliseconds lease);
 

@@ -20,6 +20,7 @@ namespace warden {
 
 namespace detail {
 class CompositeCore;
+struct access;  // the library's own way in (src/api/access.hpp)
 }
 
 // Holds every one of its member locks, or none of them. Members may be any
@@ -145,11 +146,13 @@ class MultiLock : public detail::timed_lockable<MultiLock> {
   void is_locked_async(completion<bool> done) const;
 
  private:
+  friend struct detail::access;
   friend class detail::timed_lockable<MultiLock>;
   bool try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease);
   void lock_with_lease(milliseconds lease);
 
   std::shared_ptr<detail::CompositeCore> core_;
+  std::vector<Lock> members_;  // as given; the core keeps their shared state
 };
 
 }  // namespace warden

@@ -20,6 +20,7 @@ namespace warden {
 
 namespace detail {
 class CompositeCore;
+struct access;  // the library's own way in (src/api/access.hpp)
 }
 
 // A lock that is held when a majority (N/2 + 1) of N independent Redis masters
@@ -153,11 +154,13 @@ class RedLock : public detail::timed_lockable<RedLock> {
   void is_locked_async(completion<bool> done) const;
 
  private:
+  friend struct detail::access;
   friend class detail::timed_lockable<RedLock>;
   bool try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease);
   void lock_with_lease(milliseconds lease);
 
   std::shared_ptr<detail::CompositeCore> core_;
+  std::vector<Lock> members_;  // as given; the core keeps their shared state
 };
 
 }  // namespace warden

@@ -7,6 +7,7 @@
 #include <warden/error.hpp>
 #include <warden/fair_lock.hpp>
 #include <warden/lock.hpp>
+#include <warden/lock_lost.hpp>
 #include <warden/multi_lock.hpp>
 #include <warden/read_write_lock.hpp>
 #include <warden/red_lock.hpp>

@@ -1,6 +1,7 @@
 #include <warden/client.hpp>
 #include <warden/error.hpp>
 
+#include "api/access.hpp"
 #include "topology/client_core.hpp"
 #include "lock/fair_lock_core.hpp"
 #include "lock/keys.hpp"
@@ -48,18 +49,18 @@ void check_name(detail::ClientCore& core, std::string_view name) {
 
 Lock Client::get_lock(std::string_view name) {
   check_name(*core_, name);
-  return Lock(core_->lock_core<detail::LockCore>("lock", name));
+  return detail::access::make<Lock>(core_->lock_core<detail::LockCore>("lock", name));
 }
 
 FairLock Client::get_fair_lock(std::string_view name) {
   check_name(*core_, name);
-  return FairLock(core_->lock_core<detail::FairLockCore>("fair", name));
+  return detail::access::make<FairLock>(core_->lock_core<detail::FairLockCore>("fair", name));
 }
 
 ReadWriteLock Client::get_read_write_lock(std::string_view name) {
   check_name(*core_, name);
-  return ReadWriteLock(Lock(core_->lock_core<detail::ReadLockCore>("read", name)),
-                       Lock(core_->lock_core<detail::WriteLockCore>("write", name)));
+  return ReadWriteLock(detail::access::make<Lock>(core_->lock_core<detail::ReadLockCore>("read", name)),
+                       detail::access::make<Lock>(core_->lock_core<detail::WriteLockCore>("write", name)));
 }
 
 }  // namespace warden

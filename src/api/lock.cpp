@@ -362,7 +362,7 @@ std::optional<milliseconds> Lock::remain_time_to_live() const {
 std::chrono::steady_clock::time_point Lock::valid_until() const { return valid_until(current_thread_id()); }
 
 std::chrono::steady_clock::time_point Lock::valid_until(thread_id owner) const {
-  return live(core_, "valid_until()").client().watchdog().valid_until(*core_, owner);
+  return live(core_, "valid_until()").client().holds().valid_until(*core_, owner);
 }
 
 lost_listener_id Lock::add_lost_listener(lost_listener listener) {

@@ -1,8 +1,10 @@
 // What MultiLock and RedLock share: members that may live on different
-// Clients, the acquire loop (fan out, gather the votes, judge, release and back
-// off, or keep), the per-owner book of re-entrant holds, lost-member listeners
-// and the release and query fan-outs. The two kinds differ only in the hooks
-// of the "policy" section.
+// Clients, the per-owner book of re-entrant holds, lost-member listeners and
+// the acquire, release and query fan-outs. The two kinds differ only in the
+// hooks of the "policy" section (composite/multi_core, composite/red_core).
+// The definitions are split by concern: composite_core.cpp (members, the
+// book, listeners, queries), composite_acquire.cpp (the loop across rounds),
+// round.* (one round), composite_release.cpp (unlock).
 #pragma once
 
 #include <chrono>
@@ -22,43 +24,28 @@
 #include <warden/config.hpp>
 #include <warden/error.hpp>
 #include <warden/cancel.hpp>
-#include <warden/lock.hpp>
+#include <warden/lock_lost.hpp>
 
 #include "lock/lock_core.hpp"
 #include "lock/lost_listeners.hpp"
+#include "composite/member_outcome.hpp"
 #include "composite/quorum.hpp"
 
 namespace warden::detail {
-
-// One member's answer in an acquire round.
-struct MemberVote {
-  vote kind = vote::pending;
-  std::error_code error;  // failed: why
-  std::string cause;      // busy or failed: a short phrase ("taken by another owner", "connection refused", ...)
-};
-
-// One member's answer to a release or a query.
-struct MemberAnswer {
-  std::size_t member = 0;
-  std::error_code error;
-  bool value = false;  // query: its answer
-  std::string cause;   // on error: a short phrase
-};
 
 class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
  public:
   using milliseconds = std::chrono::milliseconds;
 
   // `kind` names the composite in messages ("multi-lock", "red lock").
-  // Members must not be empty handles (checked by the public constructors).
-  CompositeCore(std::vector<Lock> members, std::string kind);
+  // Members must not be null (the policies' factories check).
+  CompositeCore(std::vector<std::shared_ptr<LockCore>> members, std::string kind);
   virtual ~CompositeCore();
   CompositeCore(const CompositeCore&) = delete;
   CompositeCore& operator=(const CompositeCore&) = delete;
 
-  const std::vector<Lock>& members() const { return members_; }
   std::size_t size() const { return members_.size(); }
-  const std::shared_ptr<LockCore>& member(std::size_t i) const { return members_[i].core(); }
+  const std::shared_ptr<LockCore>& member(std::size_t i) const { return members_[i]; }
   // "'NAME' on HOST:PORT"
   const std::string& describe(std::size_t i) const { return descriptions_[i]; }
   // "warden: KIND {'a' on s1, 'b' on s2}: WHAT"
@@ -137,7 +124,7 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
     std::optional<milliseconds> lease;     // of the first level; nullopt: watchdog mode
     bool lost = false;                     // the lost callback fired for this hold
     std::vector<bool> retaking;            // RedLock: a re-take of the member is under way
-    // RedLock: what the nodes confirmed, fed lazily from their watchdogs
+    // RedLock: what the nodes confirmed, fed lazily from their clients' books of holds
     // whenever the hold is judged (a query included, hence mutable).
     mutable QuorumValidity validity;
     std::uint64_t check = 0;  // RedLock: tells the current lapse check from stale ones
@@ -204,7 +191,7 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   void add_listeners(thread_id owner, Hold& hold);
   void remove_listeners(const std::vector<std::uint64_t>& tokens) const;
 
-  std::vector<Lock> members_;
+  std::vector<std::shared_ptr<LockCore>> members_;
   std::vector<std::string> descriptions_;
   std::string kind_;
   std::string name_;  // "{'a' on s1, ...}"

@@ -66,6 +66,16 @@ class Gather {
   std::function<void(slots)> done_;
 };
 
+// The outcomes that were reported, in member order (the ones missing left out).
+template <class Outcome>
+std::vector<Outcome> present(const typename Gather<Outcome>::slots& slots) {
+  std::vector<Outcome> result;
+  for (auto& slot : slots) {
+    if (slot) result.push_back(*slot);
+  }
+  return result;
+}
+
 // Runs `task` on `member`'s I/O thread. When its client is shut down the task
 // is dropped and `shut_down` runs on the calling thread instead.
 inline void run_on(const std::shared_ptr<LockCore>& member, std::function<void()> task,

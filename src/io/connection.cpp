@@ -296,27 +296,12 @@ void Connection::setup() {
       // loading or running a long script included (the commands queued then
       // meet that refusal and are retried as having not run); only a demand
       // for credentials is a refusal.
-      bool answered = command == "PING" && response.reply.str.rfind("NOAUTH", 0) != 0;
+      bool answered = command == "PING" && classify(response.reply) != reply_class::auth_required;
       if (response.reply.is_error() && !answered) {
         // Only a refusal of the credentials or the database is permanent; any
         // other error (e.g. too many clients) is retried like a failed connect.
-        const std::string& text = response.reply.str;
-        bool refused = command == "SELECT" || text.rfind("WRONGPASS", 0) == 0 || text.rfind("NOAUTH", 0) == 0 ||
-                       text.rfind("NOPERM", 0) == 0 || text.find("invalid password") != std::string::npos ||
-                       text.find("invalid username-password") != std::string::npos;
-        // Say why in words; the reply never carries the password.
-        std::string why;
-        if (text.rfind("WRONGPASS", 0) == 0 || text.find("invalid username-password") != std::string::npos) {
-          why = options_.username.empty() ? "wrong password" : "wrong password, or no such user (or it is disabled)";
-        } else if (text.rfind("NOAUTH", 0) == 0) {
-          why = "the server requires a password and none was configured";
-        } else if (text.find("without any password configured") != std::string::npos) {
-          why = "a password was configured but the server requires none";
-        } else if (text.rfind("NOPERM", 0) == 0) {
-          why = "the user may not run this command";
-        }
-        drop(make_error_code(refused ? errc::authentication_failed : errc::connection_refused),
-             command + " failed: " + (why.empty() ? text : why + " (" + text + ")"));
+        auto refusal = describe_auth_refusal(command, response.reply, !options_.username.empty());
+        drop(refusal.error, refusal.message);
         return;
       }
       if (--setup_pending_ == 0) become_ready();

@@ -2,8 +2,11 @@
 // tested against plain values.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -29,11 +32,55 @@ struct Reply {
   bool is_integer() const { return type == kind::integer; }
 };
 
-// Whether an error reply means the server refused the command before running
-// any of it: the server is loading its data set (LOADING), busy with a long
-// script (BUSY), a replica that lost its master (MASTERDOWN), a cluster slot
-// in flux (TRYAGAIN, CLUSTERDOWN), or it does not know the script (NOSCRIPT).
-// Sending the same command again is then safe, even one that is not idempotent.
+// What a reply means, decided in one place. An error reply's code is its
+// first word (up to the first space), compared whole, so that BUSYKEY is not
+// taken for BUSY; everything after it is free text that differs between
+// server versions.
+enum class reply_class {
+  ok,  // not an error reply
+  // The server refused the command before running any of it (see did_not_run).
+  did_not_run_loading,      // LOADING: loading its data set
+  did_not_run_busy,         // BUSY: running a long script
+  did_not_run_masterdown,   // MASTERDOWN: a replica that lost its master
+  did_not_run_tryagain,     // TRYAGAIN: a cluster slot in flux
+  did_not_run_clusterdown,  // CLUSTERDOWN: the cluster is down
+  did_not_run_noscript,     // NOSCRIPT: the script is not cached (send EVAL)
+  wrong_type,               // WRONGTYPE (Redis), WARDEN_WRONG_TYPE (a script's own check)
+  would_deadlock,           // WARDEN_WOULD_DEADLOCK: a script says the call can never succeed
+  auth_required,            // NOAUTH: a password is needed and none was accepted
+  auth_refused,             // WRONGPASS: wrong password, or no such (enabled) user
+  no_permission,            // NOPERM: the ACL user may not run the command or touch the key
+  moved,                    // MOVED SLOT HOST:PORT: the slot lives elsewhere for good
+  ask,                      // ASK SLOT HOST:PORT: ask that node, this once (slot migrating)
+  readonly,                 // READONLY: a replica refused a write
+  other_error,              // any other error reply (ERR ..., a script error, ...)
+};
+
+reply_class classify(const Reply& reply);
+
+// Where a MOVED or ASK reply sends the command. `host` is empty when the
+// server does not know its own address (it then means the node that sent the
+// redirection), and may be an IPv6 address (the port is after the last ':').
+struct Redirect {
+  std::uint16_t slot = 0;  // 0..16383
+  std::string host;
+  std::uint16_t port = 0;
+};
+
+// The target of a MOVED or ASK reply; nullopt for any other reply, and for a
+// MOVED/ASK whose slot or address cannot be read (classify() calls that one
+// other_error).
+std::optional<Redirect> redirect_of(const Reply& reply);
+
+// An error reply's text after its code, leading spaces dropped ("" for a
+// reply that is not an error or carries only a code).
+std::string_view error_detail(const Reply& reply);
+
+// Whether the server refused the command before running any of it: loading,
+// busy, a replica without its master, a cluster slot in flux, or an unknown
+// script (the did_not_run_* classes). Sending the same command again is then
+// safe, even one that is not idempotent.
+bool did_not_run(reply_class kind);
 bool did_not_run(const Reply& reply);
 
 // What a command's handler receives: either a transport error (error set, no
@@ -62,8 +109,22 @@ std::string describe_error(const Response& response);
 
 // The warden::errc an error reply stands for: WRONGTYPE (from Redis) and
 // WARDEN_WRONG_TYPE (from a script's own check) are errc::wrong_type, NOAUTH
-// is errc::authentication_failed, anything else errc::server_error.
+// and WRONGPASS are errc::authentication_failed, anything else
+// errc::server_error.
 std::error_code error_reply_code(const Reply& reply);
+
+// A connection's set-up command (AUTH or SELECT) answered with an error:
+// whether that is permanent and how to say it. A refusal of the credentials
+// or the database is errc::authentication_failed (permanent: retrying cannot
+// help); any other error (e.g. too many clients) is errc::connection_refused,
+// retried like a failed connect. `message` is "COMMAND failed: WHY (REPLY)"
+// in words a user can act on; the reply never carries the password.
+// `with_username`: the AUTH named an ACL user.
+struct SetupRefusal {
+  std::error_code error;
+  std::string message;
+};
+SetupRefusal describe_auth_refusal(std::string_view command, const Reply& reply, bool with_username);
 
 // Checks that `reply` is of one of the `expected` kinds. Returns {} if so,
 // error_reply_code() for an error reply, and errc::protocol_error for a reply

@@ -115,7 +115,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     // The count this owner will have if the attempt takes effect: what
     // settling a lost reply compares against. Inside the lane nothing else
     // of this owner changes it meanwhile.
-    expected_count_ = client_.watchdog().count(*lock_, owner_id_) + 1;
+    expected_count_ = client_.holds().count(*lock_, owner_id_) + 1;
     attempt_ = random_request_id();
     auto sent = clock::now();
     last_try_sent_ = sent;
@@ -155,10 +155,9 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       return finish(response.error, false, lock_->message(describe_error(response)));
     }
     if (response.reply.is_error()) {
-      if (response.reply.str.rfind("WARDEN_WOULD_DEADLOCK", 0) == 0) {
-        auto why = response.reply.str.substr(std::string("WARDEN_WOULD_DEADLOCK").size());
-        while (!why.empty() && why.front() == ' ') why.erase(0, 1);
-        return finish(make_error_code(errc::would_deadlock), false, lock_->message(why));
+      if (classify(response.reply) == reply_class::would_deadlock) {
+        return finish(make_error_code(errc::would_deadlock), false,
+                      lock_->message(error_detail(response.reply)));
       }
       return finish(error_reply_code(response.reply), false,
                     lock_->message(describe_problem(response.reply, {})));
@@ -310,7 +309,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
                          true, [](Response&&) {});
       }
     }
-    if (acquired) client_.watchdog().acquired(lock_, owner_id_, lease_, acquired_sent_);
+    if (acquired) client_.holds().acquired(lock_, owner_id_, lease_, acquired_sent_);
     auto done = std::move(done_);
     done(error, acquired, message);
   }
@@ -441,9 +440,9 @@ void LockCore::release(thread_id owner, release_done done) {
   enter_lane(
       owner, deadline, [self, owner, deadline, shared_done] { self->send_release(owner, deadline, std::move(*shared_done)); },
       [self, owner, shared_done] {
-        auto& watchdog = self->client_->watchdog();
-        bool believed = watchdog.count(*self, owner) > 0;
-        watchdog.forget(*self, owner);
+        auto& holds = self->client_->holds();
+        bool believed = holds.count(*self, owner) > 0;
+        holds.forget(*self, owner);
         auto text = self->message(
             "release timed out waiting for an acquire of the same owner to be settled; the hold is no longer "
             "renewed and expires with its lease");
@@ -455,7 +454,7 @@ void LockCore::release(thread_id owner, release_done done) {
 void LockCore::send_release(thread_id owner, clock::time_point deadline, release_done done) {
   auto self = shared_from_this();
   auto& config = client_->config();
-  auto keep_lease = client_->watchdog().releasing(*this, owner);
+  auto keep_lease = client_->holds().releasing(*this, owner);
   // The latch outlives every resend of this release.
   auto latch_ttl = config.command_timeout * (config.retry_attempts + 2);
   auto call = release_call(owner, keep_lease, random_request_id(), latch_ttl);
@@ -463,12 +462,12 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
       *call.script, call.keys, call.args, deadline, true,
       [self, owner, done = std::move(done)](Response&& response) {
         self->leave_lane(owner);
-        auto& watchdog = self->client_->watchdog();
-        // A hold the watchdog still vouched for: its failed release is news to
+        auto& holds = self->client_->holds();
+        // A hold the book still vouched for: its failed release is news to
         // the listeners. One it had reported lost was told already.
-        bool believed = watchdog.count(*self, owner) > 0;
+        bool believed = holds.count(*self, owner) > 0;
         auto failed = [&](std::error_code error, const std::string& text) {
-          watchdog.forget(*self, owner);
+          holds.forget(*self, owner);
           if (believed) self->notify_lost(LockLost{self->name_, owner, error, text});
           done(error, text);
         };
@@ -484,16 +483,16 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
                                      describe_problem(response.reply, {Reply::kind::nil, Reply::kind::integer}))));
         }
         if (response.reply.is_nil()) {
-          if (watchdog.knew_of(*self, owner)) {
+          if (holds.knew_of(*self, owner)) {
             return failed(make_error_code(errc::lease_expired),
                           self->message(fmt::format("owner {} held it, but its lease expired or the key was deleted",
                                                     self->client_->owner(owner))));
           }
-          watchdog.forget(*self, owner);
+          holds.forget(*self, owner);
           return done(make_error_code(errc::not_owner),
                       self->message(fmt::format("not held by owner {}", self->client_->owner(owner))));
         }
-        watchdog.released(*self, owner, response.reply.integer == 1);
+        holds.released(*self, owner, response.reply.integer == 1);
         done({}, {});
       });
 }
@@ -546,7 +545,7 @@ void LockCore::set_lease(thread_id owner, milliseconds lease, std::function<void
                         return done(response.error ? response.error : make_error_code(errc::server_error), false);
                       }
                       bool held = response.reply.integer == 1;
-                      if (held) self->client_->watchdog().leased(*self, owner, lease, sent);
+                      if (held) self->client_->holds().leased(*self, owner, lease, sent);
                       done({}, held);
                     });
 }

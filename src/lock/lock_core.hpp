@@ -17,7 +17,7 @@
 #include <vector>
 
 #include <warden/cancel.hpp>
-#include <warden/lock.hpp>
+#include <warden/lock_lost.hpp>
 
 #include "lock/lost_listeners.hpp"
 #include "io/reply.hpp"

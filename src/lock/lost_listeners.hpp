@@ -11,7 +11,7 @@
 #include <string>
 
 #include <warden/config.hpp>
-#include <warden/lock.hpp>
+#include <warden/lock_lost.hpp>
 
 namespace warden::detail {
 

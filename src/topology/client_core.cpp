@@ -93,7 +93,9 @@ std::string lock_message(std::string_view lock, std::string_view server, std::st
 }
 
 ClientCore::ClientCore(Config config)
-    : config_(with_guarded_logger(std::move(config))), id_(random_uuid()), watchdog_(*this) {
+    : config_(with_guarded_logger(std::move(config))), id_(random_uuid()),
+      holds_(config_.lock_watchdog_timeout),
+      watchdog_(*this, holds_) {
   node_ = std::make_unique<Node>(loop_, connection_options(config_));
   loop_.post([this] { node_->start(); });
 }

@@ -1,4 +1,5 @@
-// The shared state of a Client: I/O thread, nodes, watchdog, lock cores.
+// The shared state of a Client: I/O thread, nodes, the book of holds and its
+// watchdog, lock cores.
 #pragma once
 
 #include <atomic>
@@ -16,6 +17,7 @@
 
 #include "io/event_loop.hpp"
 #include "topology/node.hpp"
+#include "lock/hold_book.hpp"
 #include "lock/watchdog.hpp"
 
 namespace warden::detail {
@@ -36,7 +38,8 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::string owner(thread_id thread) const { return id_ + ":" + std::to_string(thread); }
 
   EventLoop& loop() { return loop_; }
-  Watchdog& watchdog() { return watchdog_; }
+  // Which holds this client has (any thread may query it).
+  HoldBook& holds() { return holds_; }
 
   // Runs `task` on the I/O thread; false (task dropped) once shut down.
   bool post(std::function<void()> task) { return loop_.post(std::move(task)); }
@@ -77,6 +80,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::string id_;
   EventLoop loop_;
   std::unique_ptr<Node> node_;
+  HoldBook holds_;
   Watchdog watchdog_;
   std::mutex locks_mutex_;
   std::unordered_map<std::string, std::weak_ptr<LockCore>> locks_;

@@ -89,9 +89,9 @@ void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
   // The connection keeps its own copy of argv; ours stays for a resend.
   auto argv = attempt->argv;
   commands_.send(std::move(argv), attempt->deadline, attempt->idempotent, [this, attempt](Response&& response) {
-    if (response.error || !did_not_run(response.reply)) return attempt->handler(std::move(response));
-    if (attempt->script != nullptr && response.reply.str.rfind("NOSCRIPT", 0) == 0 &&
-        attempt->argv[0] == "EVALSHA") {
+    auto kind = classify(response.reply);
+    if (response.error || !did_not_run(kind)) return attempt->handler(std::move(response));
+    if (attempt->script != nullptr && kind == reply_class::did_not_run_noscript && attempt->argv[0] == "EVALSHA") {
       // Sent again at once with the body. Each retry goes to the back of the
       // connection's queue: callers that need their commands to run in order
       // do not send the next one before this one's handler ran.

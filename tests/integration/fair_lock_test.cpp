@@ -5,6 +5,7 @@
 #include <fstream>
 #include <mutex>
 
+#include "api/access.hpp"
 #include "child_process.hpp"
 #include "message_recorder.hpp"
 #include "redis_probe.hpp"
@@ -488,8 +489,9 @@ TEST_F(FairLockTest, IsALockEverywhereALockIsAccepted) {
   EXPECT_FALSE(probe.exists(name));
 
   // The same handle the client hands out for the name: queues are shared.
-  EXPECT_EQ(client.get_fair_lock(name).core(), fair.core());
-  EXPECT_NE(client.get_lock(name).core(), fair.core());
+  using warden::detail::access;
+  EXPECT_EQ(access::core(client.get_fair_lock(name)), access::core(fair));
+  EXPECT_NE(access::core(client.get_lock(name)), access::core(fair));
 }
 
 TEST_F(FairLockTest, BadInputIsRejected) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 
+#include "api/access.hpp"
 #include "topology/client_core.hpp"
 #include "lock/lock_core.hpp"
 #include "redis_probe.hpp"
@@ -70,7 +71,7 @@ class Stall {
   explicit Stall(const Lock& member) {
     auto started = std::make_shared<std::promise<void>>();
     auto running = started->get_future();
-    member.core()->client().post([started, gate = go_.get_future().share()] {
+    warden::detail::access::core(member)->client().post([started, gate = go_.get_future().share()] {
       started->set_value();
       gate.wait();
     });

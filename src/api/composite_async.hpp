@@ -5,12 +5,14 @@
 #include <memory>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 #include <warden/acquire_future.hpp>
 #include <warden/lock.hpp>
 
-#include "lock/acquire_claim.hpp"
+#include "api/access.hpp"
 #include "composite/composite_core.hpp"
+#include "lock/acquire_claim.hpp"
 #include "lock/lost_listeners.hpp"
 
 namespace warden::detail {
@@ -24,6 +26,15 @@ inline Error moved_from_error() {
 inline CompositeCore& live(const std::shared_ptr<CompositeCore>& core) {
   if (!core) throw moved_from_error();
   return *core;
+}
+
+// The shared state of each member handle (null for an empty handle: the
+// policies' factories refuse it).
+inline std::vector<std::shared_ptr<LockCore>> member_cores(const std::vector<Lock>& members) {
+  std::vector<std::shared_ptr<LockCore>> cores;
+  cores.reserve(members.size());
+  for (auto& lock : members) cores.push_back(access::core(lock));
+  return cores;
 }
 
 template <class T>
