@@ -481,7 +481,17 @@ void Connection::health_tick() {
   auto now = clock::now();
   if (probe_outstanding_) {
     if (now - probe_sent_ >= options_.health_check_interval) {
-      drop(make_error_code(errc::timed_out), "health check got no reply");
+      // libuv runs timers before it reads sockets: after the loop stalled
+      // (a slow callback), the answer may be waiting unread. Decide after
+      // the next read phase (a due-now timer would run before it).
+      health_timer_ = loop_.after(std::chrono::milliseconds{1}, [this] {
+        health_timer_ = 0;
+        if (probe_outstanding_) {
+          drop(make_error_code(errc::timed_out), "health check got no reply");
+        } else {
+          health_timer_ = loop_.after(options_.health_check_interval, [this] { health_tick(); });
+        }
+      });
       return;
     }
   } else if (now - last_reply_ >= options_.health_check_interval) {
