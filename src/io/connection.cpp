@@ -48,6 +48,11 @@ struct Connection::Socket {
   char buffer[read_buffer_size];
 
   uv_stream_t* stream() { return reinterpret_cast<uv_stream_t*>(&handle); }
+
+  static void connected(uv_connect_t* request, int status) {
+    auto* socket = static_cast<Socket*>(request->data);
+    if (socket->owner != nullptr) socket->owner->on_transport_connected(status);
+  }
   uv_handle_t* as_handle() { return reinterpret_cast<uv_handle_t*>(&handle); }
 
   // The owner lets go. Frees the socket once libuv is done with it.
@@ -104,10 +109,7 @@ void Connection::connect() {
     socket_->handle_open = true;
     socket_->connect_request.data = socket_;
     uv_pipe_connect(&socket_->connect_request, &socket_->handle.pipe, options_.unix_socket.c_str(),
-                    [](uv_connect_t* request, int status) {
-                      auto* socket = static_cast<Socket*>(request->data);
-                      if (socket->owner != nullptr) socket->owner->on_transport_connected(status);
-                    });
+                    Socket::connected);
     return;
   }
   sockaddr_in6 address6{};
@@ -162,11 +164,7 @@ void Connection::connect_to(const sockaddr* address) {
   // segment.
   uv_tcp_nodelay(&socket_->handle.tcp, 1);
   socket_->connect_request.data = socket_;
-  int rc = uv_tcp_connect(&socket_->connect_request, &socket_->handle.tcp, address,
-                          [](uv_connect_t* request, int status) {
-                            auto* socket = static_cast<Socket*>(request->data);
-                            if (socket->owner != nullptr) socket->owner->on_transport_connected(status);
-                          });
+  int rc = uv_tcp_connect(&socket_->connect_request, &socket_->handle.tcp, address, Socket::connected);
   if (rc != 0) drop(make_error_code(errc::connection_refused), uv_strerror(rc));
 }
 

@@ -466,21 +466,37 @@ TEST(LinkPubSub, ShardedModeSubscribesWithSsubscribeAndSpublishWakesTheWaiter) {
   EXPECT_EQ(waiter.woken.value(), 1);
 }
 
-TEST(LinkPubSub, TheHealthCheckPingsASubscribedLinkWithoutDroppingIt) {
+// A subscriber probed every 50 ms with one waiter parked on `channel`, and
+// the server's id of its connection. Members are destroyed loop first.
+struct ProbedSubscriber {
   RedisServer server;
-  RedisProbe probe(server);
+  RedisProbe probe{server};
   LogRecorder log;
   Waiter waiter;
   LoopHarness harness;
-  auto options = options_for(server, log, "subscriber");
-  options.health_check_interval = 50ms;
-  PubSub& pubsub = harness.pubsub(options, false);
-  const std::string channel = "warden_test:health";
-  waiter.join(harness, pubsub, channel);
-  ASSERT_TRUE(waiter.ready.wait_for_at_least(1, 3s)) << log.all();
-  ASSERT_TRUE(waiter.park(harness, pubsub, channel));
-  auto ids = pubsub_client_ids(probe);
-  ASSERT_EQ(ids.size(), 1u);
+  ConnectionOptions options = options_for(server, log, "subscriber");
+  PubSub* pubsub = nullptr;
+  std::string channel;
+  std::vector<std::string> ids;
+
+  // Call through ASSERT_NO_FATAL_FAILURE.
+  void start(std::string name) {
+    channel = std::move(name);
+    options.health_check_interval = 50ms;
+    pubsub = &harness.pubsub(options, false);
+    waiter.join(harness, *pubsub, channel);
+    ASSERT_TRUE(waiter.ready.wait_for_at_least(1, 3s)) << log.all();
+    ASSERT_TRUE(waiter.park(harness, *pubsub, channel));
+    ids = pubsub_client_ids(probe);
+    ASSERT_EQ(ids.size(), 1u);
+  }
+};
+
+TEST(LinkPubSub, TheHealthCheckPingsASubscribedLinkWithoutDroppingIt) {
+  ProbedSubscriber link;
+  ASSERT_NO_FATAL_FAILURE(link.start("warden_test:health"));
+  auto& [server, probe, log, waiter, harness, options, pubsub_ptr, channel, ids] = link;
+  PubSub& pubsub = *pubsub_ptr;
 
   // A PING goes out whenever the link was quiet for an interval: at least one
   // every two intervals. Wait for several, and for ten intervals to pass.
@@ -501,20 +517,10 @@ TEST(LinkPubSub, TheHealthCheckPingsASubscribedLinkWithoutDroppingIt) {
 }
 
 TEST(LinkPubSub, APausedServerMakesTheSubscriberDropAndReconnectAfterResume) {
-  RedisServer server;
-  RedisProbe probe(server);
-  LogRecorder log;
-  Waiter waiter;
-  LoopHarness harness;
-  auto options = options_for(server, log, "subscriber");
-  options.health_check_interval = 50ms;
-  PubSub& pubsub = harness.pubsub(options, false);
-  const std::string channel = "warden_test:paused";
-  waiter.join(harness, pubsub, channel);
-  ASSERT_TRUE(waiter.ready.wait_for_at_least(1, 3s)) << log.all();
-  ASSERT_TRUE(waiter.park(harness, pubsub, channel));
-  auto ids = pubsub_client_ids(probe);
-  ASSERT_EQ(ids.size(), 1u);
+  ProbedSubscriber link;
+  ASSERT_NO_FATAL_FAILURE(link.start("warden_test:paused"));
+  auto& [server, probe, log, waiter, harness, options, pubsub_ptr, channel, ids] = link;
+  PubSub& pubsub = *pubsub_ptr;
 
   server.pause();
   // The unanswered PING drops the link, and the waiter is woken to re-poll
