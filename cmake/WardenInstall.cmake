@@ -14,10 +14,13 @@ install(TARGETS warden
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# Public headers only; src/ headers and generated/ are private.
+# Public headers only (and the generated version.hpp); src/ headers and the
+# generated Lua tables are private.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/warden
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.hpp")
+install(FILES ${PROJECT_BINARY_DIR}/include/warden/version.hpp
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/warden)
 install(EXPORT warden-targets
   NAMESPACE warden::
   FILE wardenTargets.cmake
@@ -50,3 +53,25 @@ install(FILES
   ${PROJECT_BINARY_DIR}/wardenConfig.cmake
   ${PROJECT_BINARY_DIR}/wardenConfigVersion.cmake
   DESTINATION ${WARDEN_INSTALL_CMAKEDIR})
+
+# pkg-config: warden.pc, for builds that do not use CMake
+#   c++ app.cpp $(pkg-config --cflags --libs warden)             shared libwarden
+#   c++ app.cpp $(pkg-config --cflags --libs --static warden)    static libwarden
+# The prefix is found from where the file lies (${pcfiledir}), so an installed
+# tree can be moved (cmake --install --prefix, dpkg -x) and still be right.
+# The dependencies are their Debian .pc names: hiredis (libhiredis-dev), libuv
+# (libuv1-dev), fmt (libfmt-dev), libssl and libcrypto (libssl-dev).
+set(WARDEN_INSTALL_PKGCONFIGDIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+    CACHE STRING "Where warden.pc is installed, relative to the prefix")
+mark_as_advanced(WARDEN_INSTALL_PKGCONFIGDIR)
+if(IS_ABSOLUTE "${WARDEN_INSTALL_PKGCONFIGDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}"
+   OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  message(FATAL_ERROR "warden.pc needs WARDEN_INSTALL_PKGCONFIGDIR, CMAKE_INSTALL_LIBDIR and "
+                      "CMAKE_INSTALL_INCLUDEDIR relative to the prefix")
+endif()
+# From the .pc file's directory back up to the prefix: "../.." for lib/pkgconfig.
+file(RELATIVE_PATH WARDEN_PC_TO_PREFIX "/prefix/${WARDEN_INSTALL_PKGCONFIGDIR}" "/prefix")
+configure_file(${CMAKE_CURRENT_LIST_DIR}/warden.pc.in ${PROJECT_BINARY_DIR}/warden.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/warden.pc DESTINATION ${WARDEN_INSTALL_PKGCONFIGDIR})
+
+include(WardenPackage)

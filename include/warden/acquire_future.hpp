@@ -3,6 +3,8 @@
 // hold that nobody collects.
 #pragma once
 
+#include <warden/export.hpp>
+
 #include <chrono>
 #include <future>
 #include <memory>
@@ -14,7 +16,7 @@ namespace detail {
 class AcquireClaim;
 // The future is gone without get(): release the hold if the acquire took one
 // (now, or when it completes).
-void abandon(const std::shared_ptr<AcquireClaim>& claim) noexcept;
+WARDEN_API void abandon(const std::shared_ptr<AcquireClaim>& claim) noexcept;
 }  // namespace detail
 
 // Returned by the future forms of lock_async and try_lock_async. Used like a

@@ -3,6 +3,8 @@
 // returns errc::cancelled soon after the source is cancelled.
 #pragma once
 
+#include <warden/export.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -15,7 +17,7 @@ class cancel_state;
 
 // Observes a cancel_source. A default-constructed token is never cancelled.
 // Cheap to copy; safe to use from any thread.
-class cancel_token {
+class WARDEN_API cancel_token {
  public:
   cancel_token() noexcept = default;
 
@@ -38,7 +40,7 @@ class cancel_token {
 // no place in a fair lock's queue, no subscription. A call that has already
 // got its lock keeps it; a call started with an already cancelled token fails
 // at once without sending anything.
-class cancel_source {
+class WARDEN_API cancel_source {
  public:
   cancel_source();
 
@@ -55,7 +57,7 @@ namespace detail {
 
 // What a source and its tokens share: the flag and the callbacks of the
 // operations waiting on it.
-class cancel_state {
+class WARDEN_API cancel_state {
  public:
   bool cancelled() const noexcept;
   void cancel() noexcept;

@@ -2,6 +2,8 @@
 // Client: connections, the I/O thread and the watchdog shared by its locks.
 #pragma once
 
+#include <warden/export.hpp>
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,7 +29,7 @@ struct access;  // the library's own way in (src/api/access.hpp)
 // joins the I/O thread; holds still taken stop being renewed and expire after
 // their lease. Lock handles may outlive the Client; their calls then fail with
 // errc::shut_down.
-class Client {
+class WARDEN_API Client {
  public:
   // Throws warden::Error (errc::invalid_argument) naming the field when
   // `config` is outside its documented ranges (Config::validate()).

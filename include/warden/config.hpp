@@ -2,6 +2,8 @@
 // Client configuration: a plain struct, every field documented.
 #pragma once
 
+#include <warden/export.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -59,7 +61,7 @@ struct TlsConfig {
   tls_version min_version = tls_version::tls1_2;
 };
 
-struct Config {
+struct WARDEN_API Config {
   // Every field is checked when a Client is constructed (see validate()); the
   // accepted range is given with each field.
 

@@ -2,6 +2,8 @@
 // Error codes and the exception thrown by synchronous calls.
 #pragma once
 
+#include <warden/export.hpp>
+
 #include <string>
 #include <system_error>
 #include <type_traits>
@@ -35,7 +37,7 @@ enum class errc {
 };
 
 // The std::error_category of warden::errc; its name() is "warden".
-const std::error_category& error_category() noexcept;
+WARDEN_API const std::error_category& error_category() noexcept;
 
 inline std::error_code make_error_code(errc e) noexcept {
   return {static_cast<int>(e), error_category()};
@@ -43,7 +45,7 @@ inline std::error_code make_error_code(errc e) noexcept {
 
 // Thrown by every synchronous warden call that fails. code() is a warden::errc;
 // what() names the lock (where there is one) and the server.
-class Error : public std::system_error {
+class WARDEN_API Error : public std::system_error {
  public:
   Error(errc code, const std::string& message) : std::system_error(make_error_code(code), message) {}
   Error(std::error_code code, const std::string& message) : std::system_error(code, message) {}

@@ -2,6 +2,8 @@
 // FairLock: a re-entrant lock handed out first come, first served.
 #pragma once
 
+#include <warden/export.hpp>
+
 #include <memory>
 #include <utility>
 
@@ -33,7 +35,7 @@ namespace warden {
 //   queue; those behind it move up one place, their deadlines moved forward
 //   by the same step, never back.
 // - unlock() and force_unlock() wake the queue head.
-class FairLock : public Lock {
+class WARDEN_API FairLock : public Lock {
  private:
   friend struct detail::access;
   explicit FairLock(std::shared_ptr<detail::LockCore> core) noexcept : Lock(std::move(core)) {}

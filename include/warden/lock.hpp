@@ -2,6 +2,8 @@
 // Lock: a re-entrant lock held by one owner (client id + thread id) at a time.
 #pragma once
 
+#include <warden/export.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -61,7 +63,7 @@ using completion = typename detail::completion_of<T>::type;
 // lock while a guard holds it never ends the process. Blocking calls made on
 // the Client's I/O thread (inside a callback) throw errc::would_deadlock
 // instead of hanging.
-class Lock : public detail::timed_lockable<Lock> {
+class WARDEN_API Lock : public detail::timed_lockable<Lock> {
  public:
   using milliseconds = std::chrono::milliseconds;
 

@@ -3,6 +3,8 @@
 // subscription that keeps one registered. Shared by every lock kind.
 #pragma once
 
+#include <warden/export.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -14,7 +16,7 @@
 namespace warden {
 
 // What a lost-lock listener is told.
-struct LockLost {
+struct WARDEN_API LockLost {
   std::string lock_name;
   thread_id owner;       // the thread id part of the owner whose hold was lost
   std::error_code cause; // errc::lease_expired (gone on the server), a connection error, or

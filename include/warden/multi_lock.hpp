@@ -2,6 +2,8 @@
 // MultiLock: several locks taken and released as one, all or nothing.
 #pragma once
 
+#include <warden/export.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -52,7 +54,7 @@ struct access;  // the library's own way in (src/api/access.hpp)
 // The MultiLock's own back-off timers run on the I/O thread of the first
 // member's Client; if that Client is destroyed, pending calls fail with
 // errc::shut_down.
-class MultiLock : public detail::timed_lockable<MultiLock> {
+class WARDEN_API MultiLock : public detail::timed_lockable<MultiLock> {
  public:
   using milliseconds = std::chrono::milliseconds;
 

@@ -2,6 +2,8 @@
 // ReadWriteLock: shared readers, one exclusive writer.
 #pragma once
 
+#include <warden/export.hpp>
+
 #include <string>
 #include <utility>
 
@@ -35,7 +37,7 @@ namespace warden {
 //   lease among all holds.
 //
 // Handles are cheap to copy and refer to the same pair.
-class ReadWriteLock {
+class WARDEN_API ReadWriteLock {
  public:
   ReadWriteLock(Lock read, Lock write) noexcept : read_(std::move(read)), write_(std::move(write)) {}
 

@@ -2,6 +2,8 @@
 // RedLock: one lock over N independent Redis masters (the Redlock algorithm).
 #pragma once
 
+#include <warden/export.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -54,7 +56,7 @@ struct access;  // the library's own way in (src/api/access.hpp)
 // Ownership, re-entry, handles, thread safety, Lockable and would_deadlock: as
 // for MultiLock. The RedLock's own back-off timers run on the I/O thread of
 // the first member's Client.
-class RedLock : public detail::timed_lockable<RedLock> {
+class WARDEN_API RedLock : public detail::timed_lockable<RedLock> {
  public:
   using milliseconds = std::chrono::milliseconds;
 

@@ -12,3 +12,4 @@
 #include <warden/read_write_lock.hpp>
 #include <warden/red_lock.hpp>
 #include <warden/thread_id.hpp>
+#include <warden/version.hpp>
