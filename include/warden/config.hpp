@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include <warden/observer.hpp>
+
 namespace warden {
 
 enum class log_level { debug, info, warning, error };
@@ -129,6 +131,11 @@ struct WARDEN_API Config {
   // Receives the Client's diagnostics (connects, reconnects, lost locks).
   // Empty: nothing is logged.
   warden::logger logger;
+
+  // Hooks for metrics and tracing: acquires, releases, watchdog renewals,
+  // lost holds, connections (see warden/observer.hpp). Empty by default; they
+  // run on the I/O thread and must not block.
+  warden::Observer observer;
 
   // Parses one of
   //   redis://[[user]:password@]host[:port][/db]

@@ -9,6 +9,7 @@
 #include <warden/lock.hpp>
 #include <warden/lock_lost.hpp>
 #include <warden/multi_lock.hpp>
+#include <warden/observer.hpp>
 #include <warden/read_write_lock.hpp>
 #include <warden/red_lock.hpp>
 #include <warden/thread_id.hpp>

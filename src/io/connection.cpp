@@ -28,6 +28,10 @@ bool permanent(std::error_code why) {
 
 constexpr std::size_t read_buffer_size = 64 * 1024;
 
+// A libuv error in words a reader can search for: "connection refused
+// (ECONNREFUSED)".
+std::string uv_error_text(int status) { return fmt::format("{} ({})", uv_strerror(status), uv_err_name(status)); }
+
 }  // namespace
 
 // The libuv handle of one connect attempt and the requests made on it. It
@@ -79,7 +83,23 @@ void Connection::log(log_level level, const std::string& message) const {
   if (options_.log) options_.log(level, message);
 }
 
-std::string Connection::describe() const { return fmt::format("{} connection to {}", options_.role, server_); }
+std::string Connection::describe() const {
+  return fmt::format("{} connection to {}", to_string(options_.role), server_);
+}
+
+void Connection::report(connection_state state, bool reconnect, std::error_code why, const std::string& detail,
+                        std::chrono::milliseconds retry_in) const {
+  if (!options_.on_event) return;
+  ConnectionEvent event;
+  event.node = server_;
+  event.role = options_.role;
+  event.state = state;
+  event.reconnect = reconnect;
+  event.error = why;
+  event.detail = detail;
+  event.retry_in = retry_in;
+  options_.on_event(event);
+}
 
 void Connection::start() {
   if (link_.current() == LinkState::state::idle) connect();
@@ -165,12 +185,12 @@ void Connection::connect_to(const sockaddr* address) {
   uv_tcp_nodelay(&socket_->handle.tcp, 1);
   socket_->connect_request.data = socket_;
   int rc = uv_tcp_connect(&socket_->connect_request, &socket_->handle.tcp, address, Socket::connected);
-  if (rc != 0) drop(make_error_code(errc::connection_refused), uv_strerror(rc));
+  if (rc != 0) drop(make_error_code(errc::connection_refused), uv_error_text(rc));
 }
 
 void Connection::on_transport_connected(int status) {
   if (status != 0) {
-    drop(make_error_code(errc::connection_refused), uv_strerror(status));
+    drop(make_error_code(errc::connection_refused), uv_error_text(status));
     return;
   }
   int rc = uv_read_start(
@@ -190,7 +210,7 @@ void Connection::on_transport_connected(int status) {
         owner->on_read(buf->base, static_cast<std::size_t>(nread));
       });
   if (rc != 0) {
-    drop(make_error_code(errc::connection_refused), uv_strerror(rc));
+    drop(make_error_code(errc::connection_refused), uv_error_text(rc));
     return;
   }
   start_session();
@@ -216,7 +236,8 @@ void Connection::on_read_failed(int status) {
       return;
     }
   }
-  drop(make_error_code(errc::connection_lost), status == UV_EOF ? std::string("closed by the server") : uv_strerror(status));
+  drop(make_error_code(errc::connection_lost),
+       status == UV_EOF ? std::string("closed by the server") : uv_error_text(status));
 }
 
 void Connection::on_read(const char* data, std::size_t size) {
@@ -265,37 +286,55 @@ void Connection::on_bytes(const char* data, std::size_t size) {
 }
 
 void Connection::setup() {
-  // AUTH and SELECT go out ahead of everything queued; the queue is released
-  // only when both succeeded. With neither, a PING: a link is ready only once
-  // the server has answered on it, so a server refusing our TLS client
-  // certificate after the handshake (TLS 1.3), or a listener that accepts
-  // and dies, fails the connection attempt rather than a user's command.
-  std::vector<std::vector<std::string>> commands;
+  // AUTH and SELECT go out ahead of everything queued, then CLIENT SETNAME;
+  // the queue is released only when all were answered. A link is ready only
+  // once the server has answered on it (with nothing else to send, a PING),
+  // so a server refusing our TLS client certificate after the handshake
+  // (TLS 1.3), or a listener that accepts and dies, fails the connection
+  // attempt rather than a user's command.
+  enum class step { auth, select, name, ping };
+  std::vector<std::pair<step, std::vector<std::string>>> commands;
   if (!options_.password.empty()) {
     if (options_.username.empty()) {
-      commands.push_back({"AUTH", options_.password});
+      commands.push_back({step::auth, {"AUTH", options_.password}});
     } else {
-      commands.push_back({"AUTH", options_.username, options_.password});
+      commands.push_back({step::auth, {"AUTH", options_.username, options_.password}});
     }
   }
-  if (options_.database != 0) commands.push_back({"SELECT", std::to_string(options_.database)});
-  if (commands.empty()) commands.push_back({"PING"});
+  if (options_.database != 0) commands.push_back({step::select, {"SELECT", std::to_string(options_.database)}});
+  if (!options_.client_name.empty()) {
+    commands.push_back({step::name, {"CLIENT", "SETNAME", options_.client_name}});
+  } else if (commands.empty()) {
+    commands.push_back({step::ping, {"PING"}});
+  }
   setup_pending_ = static_cast<int>(commands.size());
   Socket* socket = socket_;
-  for (auto& argv : commands) {
+  for (auto& [what, argv] : commands) {
     std::uint64_t id = next_id_++;
     Request& request = requests_[id];
     request.argv = std::move(argv);
     request.deadline = clock::now() + options_.connect_timeout;
-    request.handler = [this, socket, command = request.argv.front()](Response&& response) {
+    request.handler = [this, socket, what = what, command = request.argv.front()](Response&& response) {
       if (socket_ != socket) return;  // that connection is gone already
       if (response.error) return;      // a transport failure: the drop is handled already
-      // Any answer to the PING shows a Redis server there, one that is
-      // loading or running a long script included (the commands queued then
-      // meet that refusal and are retried as having not run); only a demand
-      // for credentials is a refusal.
-      bool answered = command == "PING" && classify(response.reply) != reply_class::auth_required;
-      if (response.reply.is_error() && !answered) {
+      // Any answer to the PING or the CLIENT SETNAME shows a Redis server
+      // there, one that is loading or running a long script included (the
+      // commands queued then meet that refusal and are retried as having not
+      // run); only a demand for credentials is a refusal. A server that will
+      // not take the name (an ACL without +client|setname, a proxy without
+      // CLIENT) still serves locks: the connection stays unnamed.
+      bool answer_is_enough = what == step::ping || what == step::name;
+      bool refused = response.reply.is_error();
+      if (refused && answer_is_enough && classify(response.reply) != reply_class::auth_required) {
+        if (what == step::name && !setname_refusal_logged_) {
+          setname_refusal_logged_ = true;
+          log(log_level::info, fmt::format("warden: {}: the server refused CLIENT SETNAME ({}); the connection "
+                                           "stays unnamed in CLIENT LIST",
+                                           describe(), response.reply.str));
+        }
+        refused = false;
+      }
+      if (refused) {
         // Only a refusal of the credentials or the database is permanent; any
         // other error (e.g. too many clients) is retried like a failed connect.
         auto refusal = describe_auth_refusal(command, response.reply, !options_.username.empty());
@@ -314,7 +353,13 @@ void Connection::become_ready() {
   bool reconnect = link_.ever_connected();
   link_.connected();
   last_failure_.clear();
-  log(log_level::info, fmt::format("warden: {} {}", describe(), reconnect ? "re-established" : "established"));
+  logged_failure_.clear();
+  log(log_level::info, fmt::format("warden: {} {}{}", describe(), reconnect ? "re-established" : "established",
+                                   failed_attempts_ > 0 ? fmt::format(" after {} failed attempt{}", failed_attempts_,
+                                                                      failed_attempts_ == 1 ? "" : "s")
+                                                        : std::string()));
+  failed_attempts_ = 0;
+  report(connection_state::up, reconnect, {}, {}, std::chrono::milliseconds{0});
   last_reply_ = clock::now();
   probe_outstanding_ = false;
   health_timer_ = loop_.after(options_.health_check_interval, [this] { health_tick(); });
@@ -543,9 +588,15 @@ void Connection::drop(std::error_code why, std::string detail) {
   queue_.insert(queue_.begin(), resend.begin(), resend.end());
   auto delay = link_.failed(why);
   last_failure_ = detail;
-  log(was_ready ? log_level::warning : log_level::info,
-      fmt::format("warden: {} {}: {}; retrying in {} ms", describe(), was_ready ? "lost" : "failed", detail,
-                  delay.count()));
+  if (!was_ready) ++failed_attempts_;
+  // The first failure of a streak, and any that says something new, at info;
+  // the same failure again (a server that stays away) at debug.
+  bool repeat = !was_ready && detail == logged_failure_;
+  if (!repeat) logged_failure_ = detail;
+  log(was_ready ? log_level::warning : repeat ? log_level::debug : log_level::info,
+      fmt::format("warden: {} {}: {}; retrying in {} ms{}", describe(), was_ready ? "lost" : "failed", detail,
+                  delay.count(), repeat || was_ready ? "" : " (repeats of this failure are logged at debug level)"));
+  report(was_ready ? connection_state::down : connection_state::connect_failed, false, why, detail, delay);
   reconnect_timer_ = loop_.after(delay, [this] { connect(); });
   // Handlers run last: what they send now is queued for the next connection.
   for (auto id : lost) complete(id, failure(make_error_code(errc::connection_lost)));

@@ -46,9 +46,15 @@ struct ConnectionOptions {
   std::chrono::milliseconds backoff_min{50};
   std::chrono::milliseconds backoff_max{2'000};
   int retry_attempts = 3;
-  // What the connection is for, in log lines: "command" or "subscriber".
-  std::string role = "command";
+  // What the connection is for, in log lines and connection events.
+  connection_role role = connection_role::command;
+  // Set with CLIENT SETNAME during set-up, so that CLIENT LIST tells the
+  // connections apart ("warden:<client id>"); empty: not named.
+  std::string client_name;
   warden::logger log;
+  // Told when the connection comes up, drops, or fails to connect
+  // (Observer::on_connection); may be empty.
+  std::function<void(const ConnectionEvent&)> on_event;
 };
 
 // Lives on and is used from the loop thread only.
@@ -63,6 +69,8 @@ class Connection : private Flushable {
 
   // "host:port" or the socket path, for messages.
   const std::string& server() const { return server_; }
+  // "command connection to host:port", for messages.
+  std::string describe() const;
   bool ready() const { return link_.ready(); }
 
   // Starts connecting in the background.
@@ -126,7 +134,8 @@ class Connection : private Flushable {
   void complete(std::uint64_t id, Response&& response);
   void health_tick();
   void log(log_level level, const std::string& message) const;
-  std::string describe() const;
+  void report(connection_state state, bool reconnect, std::error_code why, const std::string& detail,
+              std::chrono::milliseconds retry_in) const;
   // A failed command's response: `why`, with the cause of the last failed
   // connection attempt or drop in words when that is what `why` stands for.
   Response failure(std::error_code why) const;
@@ -162,6 +171,12 @@ class Connection : private Flushable {
   clock::time_point probe_sent_{};
   int setup_pending_ = 0;
   std::string last_failure_;  // why the link last failed, in words
+  // Failures since the link was last ready, and the last one logged above
+  // debug level: a server that stays away is logged once, not at every
+  // attempt (the repeats go to debug).
+  int failed_attempts_ = 0;
+  std::string logged_failure_;
+  bool setname_refusal_logged_ = false;
   std::function<void(const Push&)> on_push_;
   std::function<void()> on_ready_;
   std::function<void()> on_down_;

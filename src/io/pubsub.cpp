@@ -17,7 +17,7 @@ PubSub::PubSub(EventLoop& loop, ConnectionOptions options, bool sharded)
 }
 
 std::uint64_t PubSub::join(const std::string& channel, std::function<void()> on_ready,
-                           std::function<void()> on_wake) {
+                           std::function<void(wake_cause)> on_wake) {
   Channel& entry = channels_[channel];
   std::uint64_t id = next_waiter_++;
   Waiter& waiter = entry.waiters[id];
@@ -127,7 +127,8 @@ void PubSub::dropped(const std::string& channel) {
   if (it == channels_.end()) return;
   if (log_) {
     try {
-      log_(log_level::info, "warden: the server ended the subscription to " + channel + "; subscribing again");
+      log_(log_level::info, "warden: " + connection_.describe() + ": the server ended the subscription to " +
+                                channel + "; subscribing again");
     } catch (...) {
     }
   }
@@ -138,7 +139,7 @@ void PubSub::dropped(const std::string& channel) {
   for (auto& [id, waiter] : it->second.waiters) {
     if (waiter.ready) wake.push_back(id);
   }
-  for (auto id : wake) wake_one(channel, id);
+  for (auto id : wake) wake_one(channel, id, wake_cause::reconnect);
   forget_if_idle(channel);
 }
 
@@ -157,7 +158,7 @@ void PubSub::confirmed(const std::string& channel) {
       if (on_ready) on_ready();
     } else {
       // Re-subscribed after a reconnect: anything published meanwhile was lost.
-      wake_one(channel, id);
+      wake_one(channel, id, wake_cause::reconnect);
     }
   }
 }
@@ -173,7 +174,7 @@ void PubSub::message(const std::string& channel, const std::string& payload) {
       if (waiter.parked) wake.push_back(id);
     }
     entry.permits = entry.waiters.size() - wake.size();
-    for (auto id : wake) wake_one(channel, id);
+    for (auto id : wake) wake_one(channel, id, wake_cause::message);
   } else {
     wake_next(channel);
   }
@@ -184,13 +185,13 @@ void PubSub::wake_next(const std::string& channel) {
   if (it == channels_.end()) return;
   Channel& entry = it->second;
   for (auto& [id, waiter] : entry.waiters) {
-    if (waiter.parked) return wake_one(channel, id);
+    if (waiter.parked) return wake_one(channel, id, wake_cause::message);
   }
   // Nobody asleep (their acquires are in flight): the next one to park re-tries at once.
   if (entry.permits < entry.waiters.size()) ++entry.permits;
 }
 
-void PubSub::wake_one(const std::string& channel, std::uint64_t id) {
+void PubSub::wake_one(const std::string& channel, std::uint64_t id, wake_cause why) {
   // Looked up afresh each time: an earlier wake-up may have made waiters leave.
   auto entry = channels_.find(channel);
   if (entry == channels_.end()) return;
@@ -198,7 +199,7 @@ void PubSub::wake_one(const std::string& channel, std::uint64_t id) {
   if (waiter == entry->second.waiters.end()) return;
   waiter->second.parked = false;
   auto on_wake = waiter->second.on_wake;
-  if (on_wake) on_wake();
+  if (on_wake) on_wake(why);
 }
 
 void PubSub::refused(const std::string& why) {
@@ -206,8 +207,9 @@ void PubSub::refused(const std::string& why) {
   // waiting for its confirmation counts as refused.
   if (!polling_ && log_) {
     try {
-      log_(log_level::warning, "warden: the server refused SUBSCRIBE (" + why + "); waiters re-try every " +
-                                   std::to_string(poll_interval_.count()) + " ms instead of being woken");
+      log_(log_level::warning, "warden: " + connection_.describe() + ": the server refused SUBSCRIBE (" + why +
+                                   "); waiters re-try every " + std::to_string(poll_interval_.count()) +
+                                   " ms instead of being woken");
     } catch (...) {
       // A logger that throws must not stop the fallback.
     }
@@ -245,7 +247,7 @@ void PubSub::poll_tick() {
     }
   }
   if (anyone) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
-  for (auto& [name, id] : wake) wake_one(name, id);
+  for (auto& [name, id] : wake) wake_one(name, id, wake_cause::timer);
 }
 
 void PubSub::on_link_ready() {
@@ -266,7 +268,7 @@ void PubSub::on_link_down() {
       if (waiter.ready) wake.emplace_back(name, id);
     }
   }
-  for (auto& [name, id] : wake) wake_one(name, id);
+  for (auto& [name, id] : wake) wake_one(name, id, wake_cause::reconnect);
 }
 
 }  // namespace warden::detail

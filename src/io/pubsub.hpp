@@ -30,10 +30,12 @@ class PubSub {
 
   // Adds a waiter on `channel`. `on_ready` runs once the subscription is
   // confirmed (at once if it already is). `on_wake` runs when this waiter is
-  // woken while parked, after a reconnect and after the server dropped the
-  // subscription on its own (messages sent meanwhile are lost, so every
-  // waiter re-polls).
-  std::uint64_t join(const std::string& channel, std::function<void()> on_ready, std::function<void()> on_wake);
+  // woken while parked (wake_cause::message, or wake_cause::timer when
+  // subscriptions are refused and waiters poll), after a reconnect and after
+  // the server dropped the subscription on its own (wake_cause::reconnect:
+  // messages sent meanwhile are lost, so every waiter re-polls).
+  std::uint64_t join(const std::string& channel, std::function<void()> on_ready,
+                     std::function<void(wake_cause)> on_wake);
 
   // The waiter goes to sleep until woken. Returns true instead when a wake-up
   // arrived while nobody was parked: the caller should try again at once.
@@ -57,7 +59,7 @@ class PubSub {
  private:
   struct Waiter {
     std::function<void()> on_ready;
-    std::function<void()> on_wake;
+    std::function<void(wake_cause)> on_wake;
     bool ready = false;
     bool parked = false;
   };
@@ -75,7 +77,7 @@ class PubSub {
   void confirmed(const std::string& channel);
   void message(const std::string& channel, const std::string& payload);
   void wake_next(const std::string& channel);
-  void wake_one(const std::string& channel, std::uint64_t waiter);
+  void wake_one(const std::string& channel, std::uint64_t waiter, wake_cause why);
   void forget_if_idle(const std::string& channel);
   void refused(const std::string& why);
   void poll_tick();

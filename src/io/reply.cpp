@@ -1,5 +1,7 @@
 #include "io/reply.hpp"
 
+#include <cctype>
+
 #include <hiredis/hiredis.h>
 
 #include <warden/error.hpp>
@@ -136,8 +138,16 @@ bool Response::outcome_unknown() const {
 
 std::string describe_error(const Response& response) {
   std::string text = response.error.message();
-  if (!response.detail.empty()) text += ": " + response.detail;
-  return text;
+  if (response.detail.empty()) return text;
+  // A cause that starts by saying the same ("connection refused" and
+  // "connection refused (ECONNREFUSED)") is said once.
+  auto lower = [](std::string_view in) {
+    std::string out(in);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  if (lower(response.detail).rfind(lower(text), 0) == 0) return response.detail;
+  return text + ": " + response.detail;
 }
 
 namespace {

@@ -104,7 +104,9 @@ struct Response {
 };
 
 // A transport error for messages: the error's own text, then its cause when
-// known ("TLS certificate verification failed: the server's certificate ...").
+// known ("TLS certificate verification failed: the server's certificate ...");
+// a cause that begins with the error's text stands alone ("connection refused
+// (ECONNREFUSED)", not "connection refused: connection refused ...").
 std::string describe_error(const Response& response);
 
 // The warden::errc an error reply stands for: WRONGTYPE (from Redis) and

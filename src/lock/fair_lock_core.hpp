@@ -28,6 +28,7 @@ class FairLockCore final : public LockCore {
                           milliseconds latch_ttl) const override;
   ScriptCall force_release_call() const override;
   ScriptCall resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const override;
+  lock_kind kind() const override { return lock_kind::fair; }
 
  private:
   ScriptCall acquire(thread_id owner, milliseconds lease, bool join_queue) const;

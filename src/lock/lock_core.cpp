@@ -9,6 +9,7 @@
 #include "lock/acquire_fsm.hpp"
 #include "topology/client_core.hpp"
 #include "lock/keys.hpp"
+#include "lock/lock_events.hpp"
 #include "topology/node.hpp"
 #include "warden_scripts.hpp"
 
@@ -41,7 +42,8 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
         owner_id_(owner),
         lease_(lease),
         channel_(lock_->wait_channel(owner)),
-        fsm_(clock::now(), wait, client_.config().retry_attempts, client_.config().lock_watchdog_timeout),
+        tally_{clock::now()},
+        fsm_(tally_.started, wait, client_.config().retry_attempts, client_.config().lock_watchdog_timeout),
         done_(std::move(done)),
         cancel_(std::move(cancel)) {
     // A bounded wait answers by its deadline plus one command's time: the
@@ -117,6 +119,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     // of this owner changes it meanwhile.
     expected_count_ = client_.holds().count(*lock_, owner_id_) + 1;
     attempt_ = random_request_id();
+    ++tally_.attempts;
     auto sent = clock::now();
     last_try_sent_ = sent;
     // Past the deadline this attempt is the last one: nothing to wait in line for.
@@ -241,7 +244,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     arm(wait);
     auto self = shared_from_this();
     waiter_ = node_.pubsub().join(
-        channel_, [self] { self->on_subscribed(); }, [self] { self->on_woken(); });
+        channel_, [self] { self->on_subscribed(); }, [self](wake_cause why) { self->on_woken(why); });
     // join() may run on_subscribed at once, and the op may have finished in
     // it (a closed connection fails the re-try synchronously): the waiter
     // would then never be removed.
@@ -263,13 +266,17 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
 
   void sleep(std::chrono::milliseconds wait) {
     woken_ = false;
-    if (node_.pubsub().park(channel_, waiter_)) return run(fsm_.woken());
+    if (node_.pubsub().park(channel_, waiter_)) {
+      tally_.woken(wake_cause::message);  // a wake-up that came while it was not asleep
+      return run(fsm_.woken());
+    }
     arm(wait);
   }
 
-  void on_woken() {
+  void on_woken(wake_cause why) {
     if (finished_) return;
     woken_ = true;
+    tally_.woken(why);
     if (in_flight_) {
       poked_ = true;  // the reply in flight may predate the wake-up: re-try after it
       return;
@@ -284,6 +291,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       self->timer_ = 0;
       if (self->finished_ || self->in_flight_) return;
       if (self->waiter_ != 0) self->node_.pubsub().unpark(self->channel_, self->waiter_);
+      self->tally_.woken(wake_cause::timer);
       self->run(self->fsm_.woken());
     });
   }
@@ -310,6 +318,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       }
     }
     if (acquired) client_.holds().acquired(lock_, owner_id_, lease_, acquired_sent_);
+    report_acquire(*lock_, owner_id_, tally_, acquired, error);
     auto done = std::move(done_);
     done(error, acquired, message);
   }
@@ -320,6 +329,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   thread_id owner_id_;
   std::optional<std::chrono::milliseconds> lease_;
   std::string channel_;
+  AcquireTally tally_;  // for the observer
   AcquireFsm fsm_;
   std::optional<clock::time_point> bound_;  // the caller has its answer by then
   LockCore::acquire_done done_;
@@ -439,7 +449,7 @@ void LockCore::release(thread_id owner, release_done done) {
   auto self = shared_from_this();
   enter_lane(
       owner, deadline, [self, owner, deadline, shared_done] { self->send_release(owner, deadline, std::move(*shared_done)); },
-      [self, owner, shared_done] {
+      [self, owner, deadline, shared_done] {
         auto& holds = self->client_->holds();
         bool believed = holds.count(*self, owner) > 0;
         holds.forget(*self, owner);
@@ -447,6 +457,8 @@ void LockCore::release(thread_id owner, release_done done) {
             "release timed out waiting for an acquire of the same owner to be settled; the hold is no longer "
             "renewed and expires with its lease");
         if (believed) self->notify_lost(LockLost{self->name(), owner, make_error_code(errc::timed_out), text});
+        report_release(*self, owner, deadline - self->client_->config().command_timeout,
+                       make_error_code(errc::timed_out), false);
         (*shared_done)(make_error_code(errc::timed_out), text);
       });
 }
@@ -458,9 +470,11 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
   // The latch outlives every resend of this release.
   auto latch_ttl = config.command_timeout * (config.retry_attempts + 2);
   auto call = release_call(owner, keep_lease, random_request_id(), latch_ttl);
+  // Read only for the observer: no clock read when nobody observes.
+  auto sent = client_->observer().on_release ? clock::now() : clock::time_point{};
   node().run_script(
       *call.script, call.keys, call.args, deadline, true,
-      [self, owner, done = std::move(done)](Response&& response) {
+      [self, owner, sent, done = std::move(done)](Response&& response) {
         self->leave_lane(owner);
         auto& holds = self->client_->holds();
         // A hold the book still vouched for: its failed release is news to
@@ -469,6 +483,7 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
         auto failed = [&](std::error_code error, const std::string& text) {
           holds.forget(*self, owner);
           if (believed) self->notify_lost(LockLost{self->name_, owner, error, text});
+          report_release(*self, owner, sent, error, false);
           done(error, text);
         };
         if (response.error) {
@@ -489,10 +504,12 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
                                                     self->client_->owner(owner))));
           }
           holds.forget(*self, owner);
+          report_release(*self, owner, sent, make_error_code(errc::not_owner), false);
           return done(make_error_code(errc::not_owner),
                       self->message(fmt::format("not held by owner {}", self->client_->owner(owner))));
         }
         holds.released(*self, owner, response.reply.integer == 1);
+        report_release(*self, owner, sent, {}, response.reply.integer == 1);
         done({}, {});
       });
 }
@@ -558,6 +575,7 @@ void LockCore::remove_lost_listener(std::uint64_t token) { lost_listeners_.remov
 
 void LockCore::notify_lost(const LockLost& event) const {
   client_->log(log_level::warning, event.message);
+  report_hold_lost(*this, event.owner, event.cause, event.message);
   lost_listeners_.notify(event, [client = client_](log_level level, const std::string& text) { client->log(level, text); });
 }
 

@@ -18,6 +18,7 @@
 
 #include <warden/cancel.hpp>
 #include <warden/lock_lost.hpp>
+#include <warden/observer.hpp>
 
 #include "lock/lost_listeners.hpp"
 #include "io/reply.hpp"
@@ -112,6 +113,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   virtual std::string renew_key() const { return name_; }
   virtual std::string renew_arg(thread_id owner) const { return owner_field(owner); }
   virtual ScriptCall set_lease_call(thread_id owner, milliseconds lease) const;
+  // What the observer's events call this kind.
+  virtual lock_kind kind() const { return lock_kind::lock; }
   // The data layout inspect() checks the key against: "lock" or "rwlock".
   virtual const char* layout() const { return "lock"; }
   // is_locked() from an inspection. A read (write) lock is locked only while

@@ -45,6 +45,7 @@ class ReadLockCore final : public ReadWriteLockCore {
   ScriptCall force_release_call() const override;
   ScriptCall resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const override;
   bool locked(const Inspection& state) const override;
+  lock_kind kind() const override { return lock_kind::read; }
 };
 
 class WriteLockCore final : public ReadWriteLockCore {
@@ -59,6 +60,7 @@ class WriteLockCore final : public ReadWriteLockCore {
   // "<owner>:write": hold_count() and is_held_by_*() of the write lock.
   std::string owner_field(thread_id owner) const override;
   bool locked(const Inspection& state) const override;
+  lock_kind kind() const override { return lock_kind::write; }
 };
 
 }  // namespace warden::detail

@@ -83,16 +83,25 @@ void Watchdog::tick() {
     batch->keys.push_back(due.lock->renew_key());
     batch->args.push_back(due.lock->renew_arg(due.which.second));
   }
+  auto& hook = client_.observer().on_renewal;
   for (auto& batch : batches) {
     auto sent = clock::now();
+    if (hook) {
+      RenewalEvent event;
+      event.node = batch.node->server();
+      event.phase = renewal_phase::sent;
+      event.count = batch.holds.size();
+      hook(event);
+    }
     batch.node->run_script(*batch.script, batch.keys, batch.args, sent + client_.config().command_timeout, true,
-                           [this, holds = std::move(batch.holds), sent](Response&& response) {
+                           [this, node = batch.node, holds = std::move(batch.holds), sent](Response&& response) {
                              std::vector<long long> results;
                              std::error_code error = response.error;
                              if (!error && response.reply.is_error()) error = make_error_code(errc::server_error);
                              if (!error) {
                                for (auto& element : response.reply.elements) results.push_back(element.integer);
                              }
+                             if (!stopped_) report(*node, holds.size(), sent, error, results);
                              renewed(holds, sent, error, results);
                            });
   }
@@ -114,6 +123,20 @@ void Watchdog::renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, 
     // A transient failure: try again soon, well within what is left of the lease.
     schedule(std::clamp(lease / 10, std::chrono::milliseconds{10}, std::chrono::milliseconds{1000}));
   }
+}
+
+void Watchdog::report(Node& node, std::size_t count, clock::time_point sent, std::error_code error,
+                      const std::vector<long long>& results) const {
+  auto& hook = client_.observer().on_renewal;
+  if (!hook) return;
+  RenewalEvent event;
+  event.node = node.server();
+  event.phase = error ? renewal_phase::failed : renewal_phase::confirmed;
+  event.count = count;
+  for (auto result : results) ++(result == 1 ? event.renewed : event.gone);
+  event.latency = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - sent);
+  event.error = error;
+  hook(event);
 }
 
 void Watchdog::lose(const key& which, std::error_code cause, const std::string& why) {

@@ -19,6 +19,7 @@
 namespace warden::detail {
 
 class ClientCore;
+class Node;
 
 class Watchdog final : private HoldBook::Keeper {
  public:
@@ -47,6 +48,9 @@ class Watchdog final : private HoldBook::Keeper {
   void renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, clock::time_point sent,
                std::error_code error, const std::vector<long long>& results);
   void lose(const key& which, std::error_code cause, const std::string& why);
+  // Tells the observer how a renewal batch sent at `sent` was answered.
+  void report(Node& node, std::size_t count, clock::time_point sent, std::error_code error,
+              const std::vector<long long>& results) const;
 
   ClientCore& client_;
   HoldBook& book_;

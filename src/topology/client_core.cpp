@@ -16,7 +16,7 @@ namespace {
 
 // Reads the TLS files (throwing invalid_argument naming the one that cannot
 // be loaded) once for all connections of the Client.
-ConnectionOptions connection_options(const Config& config) {
+ConnectionOptions connection_options(const Config& config, const std::string& client_id) {
   ConnectionOptions options;
   options.host = config.host;
   options.port = config.port;
@@ -33,7 +33,9 @@ ConnectionOptions connection_options(const Config& config) {
   options.backoff_min = config.retry_backoff_min;
   options.backoff_max = config.retry_backoff_max;
   options.retry_attempts = config.retry_attempts;
+  options.client_name = "warden:" + client_id;
   options.log = config.logger;
+  options.on_event = config.observer.on_connection;
   return options;
 }
 
@@ -48,6 +50,34 @@ Config with_guarded_logger(Config config) {
       }
     };
   }
+  return config;
+}
+
+// Each observer hook the user set, made safe the same way: what it throws is
+// logged and ignored. Hooks left empty stay empty, so an event nobody
+// observes costs one test where it arises.
+template <class Event>
+void guard_hook(std::function<void(const Event&)>& hook, const char* name, const warden::logger& log) {
+  if (!hook) return;
+  hook = [inner = std::move(hook), name, log](const Event& event) noexcept {
+    try {
+      inner(event);
+    } catch (const std::exception& error) {
+      if (log) log(log_level::error, fmt::format("warden: the observer's {} threw, and was ignored: {}", name, error.what()));
+    } catch (...) {
+      if (log) log(log_level::error, fmt::format("warden: the observer's {} threw, and was ignored", name));
+    }
+  };
+}
+
+Config with_guarded_hooks(Config config) {
+  config = with_guarded_logger(std::move(config));
+  auto& hooks = config.observer;
+  guard_hook(hooks.on_acquire, "on_acquire", config.logger);
+  guard_hook(hooks.on_release, "on_release", config.logger);
+  guard_hook(hooks.on_renewal, "on_renewal", config.logger);
+  guard_hook(hooks.on_hold_lost, "on_hold_lost", config.logger);
+  guard_hook(hooks.on_connection, "on_connection", config.logger);
   return config;
 }
 
@@ -93,10 +123,10 @@ std::string lock_message(std::string_view lock, std::string_view server, std::st
 }
 
 ClientCore::ClientCore(Config config)
-    : config_(with_guarded_logger(std::move(config))), id_(random_uuid()),
+    : config_(with_guarded_hooks(std::move(config))), id_(random_uuid()),
       holds_(config_.lock_watchdog_timeout),
       watchdog_(*this, holds_) {
-  node_ = std::make_unique<Node>(loop_, connection_options(config_));
+  node_ = std::make_unique<Node>(loop_, connection_options(config_, id_));
   loop_.post([this] { node_->start(); });
 }
 

@@ -73,6 +73,10 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     if (config_.logger) config_.logger(level, message);
   }
 
+  // The user's hooks, guarded (what they throw is logged); each may be empty.
+  // Loop thread.
+  const Observer& observer() const { return config_.observer; }
+
  private:
   void prune_locks();
 

@@ -12,7 +12,7 @@ namespace {
 
 ConnectionOptions subscriber_options(const ConnectionOptions& options) {
   ConnectionOptions out = options;
-  out.role = "subscriber";
+  out.role = connection_role::subscriber;
   return out;
 }
 
@@ -100,14 +100,15 @@ void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
       return send_attempt(attempt);
     }
     auto delay = refused_backoff_.delay(std::min(attempt->refusals++, 16));
-    if (log_) {
-      log_(log_level::debug, fmt::format("warden: {} did not run {}: {}; sending it again in {} ms", server(),
-                                         attempt->argv[0], response.reply.str, delay.count()));
-    }
     if (clock::now() + delay >= attempt->deadline) {
+      // The caller's answer: no "sending it again" for a call that is over.
       Response refused{make_error_code(errc::timed_out), std::move(response.reply)};
       refused.not_run = true;
       return attempt->handler(std::move(refused));
+    }
+    if (log_) {
+      log_(log_level::debug, fmt::format("warden: {}: the server did not run {}: {}; sending it again in {} ms",
+                                         commands_.describe(), attempt->argv[0], response.reply.str, delay.count()));
     }
     auto timer = std::make_shared<TimerQueue::id>(0);
     *timer = loop_.after(delay, [this, attempt, timer] {

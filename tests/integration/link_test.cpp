@@ -167,7 +167,8 @@ class LoopHarness {
   std::vector<std::unique_ptr<PubSub>> pubsubs_;
 };
 
-ConnectionOptions options_for(const RedisServer& server, LogRecorder& log, const std::string& role = "command") {
+ConnectionOptions options_for(const RedisServer& server, LogRecorder& log,
+                              connection_role role = connection_role::command) {
   ConnectionOptions options;
   options.host = server.host();
   options.port = server.port();
@@ -415,7 +416,8 @@ struct Waiter {
   std::uint64_t id = 0;
 
   void join(LoopHarness& harness, PubSub& pubsub, const std::string& channel) {
-    id = harness.run([&] { return pubsub.join(channel, [this] { ready.add(); }, [this] { woken.add(); }); });
+    id = harness.run(
+        [&] { return pubsub.join(channel, [this] { ready.add(); }, [this](wake_cause) { woken.add(); }); });
   }
   // False when a wake-up was owed and the waiter should re-try at once.
   bool park(LoopHarness& harness, PubSub& pubsub, const std::string& channel) {
@@ -429,7 +431,7 @@ TEST(LinkPubSub, APublishWakesAWaiterOnAClassicChannel) {
   LogRecorder log;
   Waiter waiter;
   LoopHarness harness;
-  PubSub& pubsub = harness.pubsub(options_for(server, log, "subscriber"), false);
+  PubSub& pubsub = harness.pubsub(options_for(server, log, connection_role::subscriber), false);
   const std::string channel = "warden_test:classic";
   waiter.join(harness, pubsub, channel);
   ASSERT_TRUE(waiter.ready.wait_for_at_least(1, 3s)) << log.all();
@@ -447,7 +449,7 @@ TEST(LinkPubSub, ShardedModeSubscribesWithSsubscribeAndSpublishWakesTheWaiter) {
   LogRecorder log;
   Waiter waiter;
   LoopHarness harness;
-  PubSub& pubsub = harness.pubsub(options_for(server, log, "subscriber"), true);
+  PubSub& pubsub = harness.pubsub(options_for(server, log, connection_role::subscriber), true);
   const std::string channel = "warden_test:sharded";
   waiter.join(harness, pubsub, channel);
   ASSERT_TRUE(waiter.ready.wait_for_at_least(1, 3s)) << log.all();
@@ -474,7 +476,7 @@ struct ProbedSubscriber {
   LogRecorder log;
   Waiter waiter;
   LoopHarness harness;
-  ConnectionOptions options = options_for(server, log, "subscriber");
+  ConnectionOptions options = options_for(server, log, connection_role::subscriber);
   PubSub* pubsub = nullptr;
   std::string channel;
   std::vector<std::string> ids;
@@ -646,7 +648,7 @@ TEST(LinkCluster, ASlotMovingAwayEndsTheShardSubscriptionWakesTheWaiterAndPubSub
   LogRecorder log;
   Waiter waiter;
   LoopHarness harness;
-  auto options = options_for(cluster.a(), log, "subscriber");
+  auto options = options_for(cluster.a(), log, connection_role::subscriber);
   options.backoff_max = 100ms;  // also the poll interval after a refusal
   PubSub& pubsub = harness.pubsub(options, true);
   waiter.join(harness, pubsub, channel);

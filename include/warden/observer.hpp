@@ -1,0 +1,167 @@
+// warden — distributed locks on Redis.
+// Observer hooks: what a Client tells a service about its locks and
+// connections, for metrics and tracing (Config::observer).
+#pragma once
+
+#include <warden/export.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string_view>
+#include <system_error>
+
+#include <warden/thread_id.hpp>
+
+namespace warden {
+
+// Which kind of lock an event is about. A MultiLock or RedLock has no events
+// of its own: its members (Locks of these kinds) report theirs.
+enum class lock_kind { lock, fair, read, write, fenced, spin };
+
+// "lock", "fair", "read", "write", "fenced", "spin": for metric labels.
+constexpr const char* to_string(lock_kind kind) noexcept {
+  switch (kind) {
+    case lock_kind::lock: return "lock";
+    case lock_kind::fair: return "fair";
+    case lock_kind::read: return "read";
+    case lock_kind::write: return "write";
+    case lock_kind::fenced: return "fenced";
+    case lock_kind::spin: return "spin";
+  }
+  return "?";
+}
+
+// How an acquire ended.
+enum class acquire_outcome {
+  acquired,   // the lock is held
+  timed_out,  // the wait ran out (try_lock, try_lock_for, ...); not an error
+  cancelled,  // the wait was cancelled (errc::cancelled)
+  failed,     // an error: connection, server, wrong type, shutdown, ...
+};
+
+// What ended a waiter's sleep before a re-try.
+enum class wake_cause {
+  none,       // it never slept: answered by its first attempts
+  message,    // an unlock message on the lock's channel (pub/sub)
+  timer,      // its own timer: the holder's lease ran out, or the poll interval passed
+  reconnect,  // the subscriber connection dropped or was re-made (messages may be lost)
+};
+
+// "none", "message", "timer", "reconnect".
+constexpr const char* to_string(wake_cause cause) noexcept {
+  switch (cause) {
+    case wake_cause::none: return "none";
+    case wake_cause::message: return "message";
+    case wake_cause::timer: return "timer";
+    case wake_cause::reconnect: return "reconnect";
+  }
+  return "?";
+}
+
+// One acquire (lock(), try_lock*(), *_async) finished.
+struct AcquireEvent {
+  std::string_view lock_name;
+  lock_kind kind = lock_kind::lock;
+  thread_id owner = 0;
+  acquire_outcome outcome = acquire_outcome::acquired;
+  std::error_code error;  // failed and cancelled: why; empty otherwise
+  // From the call to its answer: how long the caller waited.
+  std::chrono::nanoseconds waited{0};
+  // Acquire scripts sent: 1 for a lock that was free, more after waits.
+  int attempts = 0;
+  // Wake-ups before re-tries, by cause, and the cause of the last one (the one
+  // the final attempt followed); none when it never slept.
+  int woken_by_message = 0;
+  int woken_by_timer = 0;
+  int woken_by_reconnect = 0;
+  wake_cause last_wake = wake_cause::none;
+};
+
+// One release (unlock(), unlock_checked(), unlock_async()) was answered.
+struct ReleaseEvent {
+  std::string_view lock_name;
+  lock_kind kind = lock_kind::lock;
+  thread_id owner = 0;
+  std::error_code error;  // empty: released; else errc::not_owner, lease_expired, a connection error, ...
+  bool freed = false;     // the owner's last hold: the lock is free now and its waiters were told
+  std::chrono::nanoseconds latency{0};  // from sending the release to its answer
+};
+
+// The watchdog's renewals: one script call renews a batch of up to 100 holds
+// on one node.
+enum class renewal_phase {
+  sent,       // the batch was sent
+  confirmed,  // the server answered: `renewed` holds extended, `gone` found lost
+  failed,     // no answer (error: time-out, connection) or an error reply; retried soon
+};
+
+struct RenewalEvent {
+  std::string_view node;  // "host:port", or the unix socket's path
+  renewal_phase phase = renewal_phase::sent;
+  std::size_t count = 0;    // holds in the batch
+  std::size_t renewed = 0;  // confirmed: holds extended for another lease
+  std::size_t gone = 0;     // confirmed: holds the server no longer had (each is reported lost)
+  std::chrono::nanoseconds latency{0};  // confirmed and failed: from sending to the answer
+  std::error_code error;                // failed: why
+};
+
+// A hold was lost: its key was gone or owned by someone else at renewal, its
+// fixed lease ran out, no renewal was confirmed for a whole lease, or its
+// release failed while the hold was believed good. The same events the
+// lock's lost-lock listeners get, for every lock of the Client.
+struct HoldLostEvent {
+  std::string_view lock_name;
+  lock_kind kind = lock_kind::lock;
+  thread_id owner = 0;
+  std::error_code cause;
+  std::string_view message;  // names the lock and the server
+};
+
+// Each node has a command connection and a subscriber connection (pub/sub).
+enum class connection_role { command, subscriber };
+
+// "command", "subscriber".
+constexpr const char* to_string(connection_role role) noexcept {
+  return role == connection_role::command ? "command" : "subscriber";
+}
+
+enum class connection_state {
+  up,              // connected, and the server answered the set-up commands
+  down,            // a connection that was up dropped; reconnecting
+  connect_failed,  // an attempt to connect (or reconnect) failed; trying again
+};
+
+struct ConnectionEvent {
+  std::string_view node;  // "host:port", or the unix socket's path
+  connection_role role = connection_role::command;
+  connection_state state = connection_state::up;
+  bool reconnect = false;  // up: it had been up before (re-established)
+  std::error_code error;   // down, connect_failed: why (errc::connection_refused, ...)
+  std::string_view detail; // down, connect_failed: the cause in words
+  std::chrono::milliseconds retry_in{0};  // down, connect_failed: when the next attempt starts
+};
+
+// Callbacks a Client calls as things happen; each may be left empty (the
+// default), which costs one test of an empty std::function where the event
+// arises. Set them before constructing the Client (Config is copied).
+//
+// Every callback runs on the Client's I/O thread, in the order of the events.
+// It must not block: it holds up every lock of the Client while it runs. Hand
+// the event to a queue, bump a counter or an atomic, or record it in a
+// histogram; never wait for a lock or a network call there (a blocking warden
+// call fails with errc::would_deadlock). The string_views point into the
+// Client's own state and are valid only during the call: copy what you keep.
+// What a callback throws is caught and logged (log_level::error).
+//
+// Redirects (Redis Cluster) and failovers (Sentinel) will get hooks of their
+// own when warden supports those topologies.
+struct Observer {
+  std::function<void(const AcquireEvent&)> on_acquire;
+  std::function<void(const ReleaseEvent&)> on_release;
+  std::function<void(const RenewalEvent&)> on_renewal;
+  std::function<void(const HoldLostEvent&)> on_hold_lost;
+  std::function<void(const ConnectionEvent&)> on_connection;
+};
+
+}  // namespace warden
