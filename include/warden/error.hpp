@@ -4,6 +4,7 @@
 
 #include <warden/export.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <type_traits>
@@ -47,8 +48,15 @@ inline std::error_code make_error_code(errc e) noexcept {
 // what() names the lock (where there is one) and the server.
 class WARDEN_API Error : public std::system_error {
  public:
-  Error(errc code, const std::string& message) : std::system_error(make_error_code(code), message) {}
-  Error(std::error_code code, const std::string& message) : std::system_error(code, message) {}
+  Error(errc code, const std::string& message) : Error(make_error_code(code), message) {}
+  // what() is `message`, then ": " and code().message() unless the message
+  // already says that (a cause is said once: "connection refused
+  // (ECONNREFUSED)", not "...: connection refused").
+  Error(std::error_code code, const std::string& message);
+  const char* what() const noexcept override;
+
+ private:
+  std::runtime_error text_;  // reference-counted: copying cannot throw
 };
 
 }  // namespace warden

@@ -1,5 +1,8 @@
 #include <warden/error.hpp>
 
+#include <cctype>
+#include <string>
+
 namespace warden {
 namespace {
 
@@ -30,7 +33,25 @@ class category final : public std::error_category {
   }
 };
 
+std::string lower(std::string text) {
+  for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// The message, and the code's own text when the message does not say it yet.
+std::string with_cause(std::error_code code, const std::string& message) {
+  std::string cause = code.message();
+  if (message.empty()) return cause;
+  if (lower(message).find(lower(cause)) != std::string::npos) return message;
+  return message + ": " + cause;
+}
+
 }  // namespace
+
+Error::Error(std::error_code code, const std::string& message)
+    : std::system_error(code), text_(with_cause(code, message)) {}
+
+const char* Error::what() const noexcept { return text_.what(); }
 
 const std::error_category& error_category() noexcept {
   static const category instance;

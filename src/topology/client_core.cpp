@@ -63,7 +63,9 @@ void guard_hook(std::function<void(const Event&)>& hook, const char* name, const
     try {
       inner(event);
     } catch (const std::exception& error) {
-      if (log) log(log_level::error, fmt::format("warden: the observer's {} threw, and was ignored: {}", name, error.what()));
+      if (log) {
+        log(log_level::error, fmt::format("warden: the observer's {} threw, and was ignored: {}", name, error.what()));
+      }
     } catch (...) {
       if (log) log(log_level::error, fmt::format("warden: the observer's {} threw, and was ignored", name));
     }

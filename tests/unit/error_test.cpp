@@ -103,6 +103,20 @@ TEST(ErrorException, CaughtAsSystemError) {
   FAIL() << "not caught as std::system_error";
 }
 
+TEST(ErrorException, SaysTheCauseOnce) {
+  // The code's text is added when the message does not say it...
+  warden::Error bare(errc::lease_expired, "lock 'a' on h:1: release failed");
+  EXPECT_STREQ(bare.what(), "lock 'a' on h:1: release failed: lease expired");
+  // ...and not again when it does, in any case.
+  warden::Error said(errc::connection_refused, "lock 'a' on h:1: Connection refused (ECONNREFUSED)");
+  EXPECT_STREQ(said.what(), "lock 'a' on h:1: Connection refused (ECONNREFUSED)");
+  warden::Error empty(errc::timed_out, "");
+  EXPECT_STREQ(empty.what(), "timed out");
+  // Copies keep the text (exceptions are copied when thrown).
+  warden::Error copy = said;
+  EXPECT_STREQ(copy.what(), said.what());
+}
+
 TEST(ErrorException, AcceptsAnyErrorCode) {
   std::error_code io = std::make_error_code(std::errc::connection_refused);
   warden::Error error(io, "connect");

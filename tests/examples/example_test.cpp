@@ -1,0 +1,51 @@
+// examples/metrics.cpp against a real server: its scrape is valid text
+// exposition and counts what the program did.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+
+#include "redis_server.hpp"
+#include "run_program.hpp"
+
+namespace warden::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Examples, MetricsPrintsAPrometheusScrapeOfWhatItDid) {
+  RedisServer server;
+  auto run = run_program(WARDEN_EXAMPLE_METRICS, {server.url()}, 60s);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string& text = run.out;
+
+  // Every line is a comment (# HELP / # TYPE) or `name{labels} value`.
+  const std::regex sample(
+      R"(^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? [-+0-9.eE]+(Inf)?$)");
+  const std::regex comment(R"(^# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .+$)");
+  std::istringstream lines(text);
+  std::string line;
+  int samples = 0;
+  while (std::getline(lines, line)) {
+    bool ok = std::regex_match(line, sample) || std::regex_match(line, comment);
+    EXPECT_TRUE(ok) << "not exposition format: " << line;
+    samples += line[0] != '#';
+  }
+  EXPECT_GT(samples, 20);
+
+  auto has = [&](const std::string& part) { return text.find(part) != std::string::npos; };
+  EXPECT_TRUE(has("# TYPE warden_acquire_wait_seconds histogram")) << text;
+  // 4 threads x 25 holds, and the watchdog-renewed one.
+  EXPECT_TRUE(has("warden_acquire_wait_seconds_count{kind=\"lock\",outcome=\"acquired\"} 101\n")) << text;
+  EXPECT_TRUE(has("warden_acquire_wait_seconds_bucket{kind=\"lock\",outcome=\"acquired\",le=\"+Inf\"} 101\n"))
+      << text;
+  EXPECT_TRUE(has("warden_acquire_wait_seconds_count{kind=\"lock\",outcome=\"timed_out\"} 1\n")) << text;
+  EXPECT_TRUE(has("warden_release_latency_seconds_count{kind=\"lock\",result=\"ok\"} 101\n")) << text;
+  const std::string node = "node=\"127.0.0.1:" + std::to_string(server.port()) + "\"";
+  EXPECT_TRUE(has("warden_renewal_batches_total{" + node + ",phase=\"confirmed\"}")) << text;
+  EXPECT_TRUE(has("warden_connection_up{" + node + ",role=\"command\"} 1\n")) << text;
+  EXPECT_TRUE(has("warden_connection_up{" + node + ",role=\"subscriber\"} 1\n")) << text;
+}
+
+}  // namespace
+}  // namespace warden::test
