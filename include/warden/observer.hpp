@@ -152,7 +152,9 @@ struct ConnectionEvent {
 // histogram; never wait for a lock or a network call there (a blocking warden
 // call fails with errc::would_deadlock). The string_views point into the
 // Client's own state and are valid only during the call: copy what you keep.
-// What a callback throws is caught and logged (log_level::error).
+// What a callback throws is caught and logged (log_level::error). Whatever a
+// callback uses must outlive the Client: destroying it fails pending calls,
+// whose events are still reported.
 //
 // Redirects (Redis Cluster) and failovers (Sentinel) will get hooks of their
 // own when warden supports those topologies.
