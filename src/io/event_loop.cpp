@@ -39,15 +39,21 @@ bool EventLoop::post(std::function<void()> task) {
   // Not from a thread already running a loop: the loop thread itself (the
   // mutex is its own), or a user thread already running a task in place.
   if (CallerWaits::depth_ > 0 && running_ == nullptr && run_mutex_.try_lock()) {
-    bool ran = run_in_place(task);
-    bool wake = ran && loop_needs_waking();
+    bool ran = false;
+    bool wake = false;
+    try {
+      ran = run_in_place(task);
+      wake = ran && loop_needs_waking();
+    } catch (...) {
+      // Let go of the loop, and let its thread write whatever was queued.
+      running_ = nullptr;
+      run_mutex_.unlock();
+      wake_loop();
+      throw;
+    }
     running_ = nullptr;
     run_mutex_.unlock();
-    if (wake) {
-      std::lock_guard<std::mutex> guard(mutex_);
-      // Once stopping, stop() itself has woken the loop (and may have closed the handle).
-      if (accepting_) uv_async_send(&wakeup_);
-    }
+    if (wake) wake_loop();
     if (ran) return true;
   }
   // Sending under the mutex: once stop() has queued the shutdown task nobody
@@ -114,6 +120,12 @@ void EventLoop::rearm() {
         self->rearm();
       },
       static_cast<std::uint64_t>(delay.count()), 0);
+}
+
+void EventLoop::wake_loop() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  // Once stopping, stop() itself has woken the loop (and may have closed the handle).
+  if (accepting_) uv_async_send(&wakeup_);
 }
 
 bool EventLoop::run_in_place(std::function<void()>& task) {

@@ -84,6 +84,7 @@ class EventLoop {
   void run();
   bool run_in_place(std::function<void()>& task);
   bool loop_needs_waking();
+  void wake_loop();
   void drain();
   void rearm();
   void run_flushes();
