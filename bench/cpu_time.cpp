@@ -21,4 +21,15 @@ double process_cpu_s() { return used_s(RUSAGE_SELF); }
 
 double thread_cpu_s() { return used_s(RUSAGE_THREAD); }
 
+context_switches process_switches() {
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return {};
+  return {usage.ru_nvcsw, usage.ru_nivcsw};
+}
+
+context_switches operator-(const context_switches& stop, const context_switches& start) {
+  if (stop.voluntary < 0 || start.voluntary < 0) return {};
+  return {stop.voluntary - start.voluntary, stop.involuntary - start.involuntary};
+}
+
 }  // namespace warden_bench

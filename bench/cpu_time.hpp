@@ -11,4 +11,15 @@ double process_cpu_s();
 // kernel will not say.
 double thread_cpu_s();
 
+// Context switches of the whole process so far: a thread gave up its CPU to
+// wait (voluntary) or was preempted (involuntary). On a VM each costs tens of
+// microseconds of kernel time, so they explain most of a lightly loaded
+// client's CPU per operation. Negative when the kernel will not say.
+struct context_switches {
+  long voluntary = -1;
+  long involuntary = -1;
+};
+context_switches process_switches();
+context_switches operator-(const context_switches& stop, const context_switches& start);
+
 }  // namespace warden_bench

@@ -156,6 +156,7 @@ loop_result hiredis_loop::run(std::chrono::duration<double> duration, std::chron
   auto server_cpu = [&] { return server_cpu_s ? server_cpu_s() : -1.0; };
   const double server_start = server_cpu();
   const double process_start = process_cpu_s();
+  const auto switches_start = process_switches();
   const double thread_start = thread_cpu_s();
   const std::int64_t t_start = now_ns();
   const std::int64_t t_end = t_start + window.count();
@@ -177,6 +178,7 @@ loop_result hiredis_loop::run(std::chrono::duration<double> duration, std::chron
   const std::int64_t t_stop = now_ns();
   const double thread_stop = thread_cpu_s();
   const double process_stop = process_cpu_s();
+  const auto switches_stop = process_switches();
   const double server_stop = server_cpu();
 
   result.ok = problem.empty();
@@ -188,6 +190,7 @@ loop_result hiredis_loop::run(std::chrono::duration<double> duration, std::chron
   result.pair_latency = summarize(std::move(latencies));
   if (process_start >= 0 && process_stop >= 0) result.client_cpu_s = process_stop - process_start;
   if (thread_start >= 0 && thread_stop >= 0) result.loop_thread_cpu_s = thread_stop - thread_start;
+  result.client_switches = switches_stop - switches_start;
   if (server_start >= 0 && server_stop >= 0) result.server_cpu_s = server_stop - server_start;
   return result;
 }

@@ -15,6 +15,7 @@
 
 #include <warden/config.hpp>
 
+#include "cpu_time.hpp"
 #include "redis_sync.hpp"
 #include "stats.hpp"
 
@@ -40,6 +41,7 @@ struct loop_result {
   double client_cpu_s = -1;
   double loop_thread_cpu_s = -1;
   double server_cpu_s = -1;
+  context_switches client_switches;  // the process's, during the window
 
   // CPU nanoseconds per pair, or a negative value when unknown.
   double per_pair_ns(double cpu_s) const {

@@ -38,6 +38,12 @@ const loop_result* loop_for(const report_input& in, const scenario_spec& spec) {
 }
 
 // Client (this process's) CPU nanoseconds per completed pair; negative when unknown.
+std::string switches_per_pair(const context_switches& switches, std::uint64_t pairs) {
+  if (switches.voluntary < 0 || pairs == 0) return "n/a";
+  auto per_pair = [&](long count) { return static_cast<double>(count) / static_cast<double>(pairs); };
+  return fmt::format("{:.1f} / {:.1f}", per_pair(switches.voluntary), per_pair(switches.involuntary));
+}
+
 double client_cpu_per_pair_ns(const scenario_result& r) {
   return r.client_cpu_s >= 0 && r.pairs_in_window > 0
              ? r.client_cpu_s * 1e9 / static_cast<double>(r.pairs_in_window)
@@ -157,6 +163,11 @@ void print_scenario_table(std::FILE* out, const report_input& in) {
                  : std::string("n/a");
     };
     return fmt::format("{} / {}", per_pair(r.client_cpu_s), per_pair(r.server_cpu_s));
+  });
+  row("client context switches per pair: voluntary / involuntary (loop's)", [&](const scenario_result& r) {
+    const loop_result* loop = loop_for(in, r.spec);
+    auto text = switches_per_pair(r.client_switches, r.pairs_in_window);
+    return loop ? fmt::format("{} ({})", text, switches_per_pair(loop->client_switches, loop->pairs)) : text;
   });
   row("client CPU per pair ÷ plain-hiredis loop's (P1: ÷ the paced loop's)", [&](const scenario_result& r) {
     const loop_result* loop = loop_for(in, r.spec);

@@ -274,6 +274,7 @@ scenario_result run_scenario(warden::Client& client, const scenario_spec& spec, 
   auto server_cpu = [&] { return settings.server_cpu_s ? settings.server_cpu_s() : -1.0; };
   const double server_cpu_start = server_cpu();
   const double client_cpu_start = process_cpu_s();
+  const auto switches_start = process_switches();
   std::int64_t t_start = 0;
   {
     std::lock_guard<std::mutex> guard(s.mutex);
@@ -286,6 +287,7 @@ scenario_result run_scenario(warden::Client& client, const scenario_spec& spec, 
   const std::int64_t t_stop = now_ns();
   s.stop.store(true, std::memory_order_relaxed);
   const double client_cpu_stop = process_cpu_s();
+  const auto switches_stop = process_switches();
   const double server_cpu_stop = server_cpu();
 
   {
@@ -307,6 +309,7 @@ scenario_result run_scenario(warden::Client& client, const scenario_spec& spec, 
   result.window_s = static_cast<double>(t_stop - t_start) / 1e9;
   analyze(workers, t_stop, result);
   if (client_cpu_start >= 0 && client_cpu_stop >= 0) result.client_cpu_s = client_cpu_stop - client_cpu_start;
+  result.client_switches = switches_stop - switches_start;
   if (server_cpu_start >= 0 && server_cpu_stop >= 0) result.server_cpu_s = server_cpu_stop - server_cpu_start;
   result.pairs_per_s = result.window_s > 0 ? static_cast<double>(result.pairs_in_window) / result.window_s : 0;
   if (settings.records != nullptr) write_records(settings.records, spec, workers);

@@ -9,6 +9,7 @@
 
 #include <warden/client.hpp>
 
+#include "cpu_time.hpp"
 #include "lock_kinds.hpp"
 #include "stats.hpp"
 
@@ -69,6 +70,7 @@ struct scenario_result {
   // window they tell which side is saturated.
   double client_cpu_s = -1;
   double server_cpu_s = -1;
+  context_switches client_switches;  // this process's, during the window
 
   std::uint64_t lock_errors = 0;    // lock() threw
   std::uint64_t unlock_errors = 0;  // unlock() threw

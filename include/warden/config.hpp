@@ -16,9 +16,10 @@ namespace warden {
 
 enum class log_level { debug, info, warning, error };
 
-// Called on the Client's I/O thread (and, for failed unlock() calls, on the
-// calling thread); it must not block and must not call back into blocking
-// warden functions. What it throws is ignored.
+// Called on the Client's I/O thread, and on a thread inside a blocking call
+// (which may send its own command while the I/O thread sleeps, and reports a
+// failed unlock() itself); it must be thread-safe, must not block and must
+// not call back into blocking warden functions. What it throws is ignored.
 using logger = std::function<void(log_level, std::string_view message)>;
 
 // Oldest TLS version a connection accepts.
@@ -134,7 +135,7 @@ struct WARDEN_API Config {
 
   // Hooks for metrics and tracing: acquires, releases, watchdog renewals,
   // lost holds, connections (see warden/observer.hpp). Empty by default; they
-  // run on the I/O thread and must not block.
+  // run with the Client's I/O work and must not block.
   warden::Observer observer;
 
   // Parses one of

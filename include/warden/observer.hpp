@@ -146,8 +146,13 @@ struct ConnectionEvent {
 // default), which costs one test of an empty std::function where the event
 // arises. Set them before constructing the Client (Config is copied).
 //
-// Every callback runs on the Client's I/O thread, in the order of the events.
-// It must not block: it holds up every lock of the Client while it runs. Hand
+// Every callback runs as part of the Client's I/O work: on its I/O thread, or
+// on a thread inside a blocking warden call that does that work in place while
+// the I/O thread sleeps (a free lock taken without waking the I/O thread).
+// Never two at once, and in the order of the events; a callback that keeps
+// state needs no lock against other callbacks of the same Client, only
+// against the threads that read that state. It must not block: it holds up
+// every lock of the Client while it runs. Hand
 // the event to a queue, bump a counter or an atomic, or record it in a
 // histogram; never wait for a lock or a network call there (a blocking warden
 // call fails with errc::would_deadlock). The string_views point into the

@@ -202,6 +202,8 @@ template <class T, class V = T, class Start>
 std::future<T> as_future(const Start& start) {
   Promised<T> promised;
   auto future = promised.future();
+  // Only a promise hears the outcome: the operation may start on this thread.
+  detail::EventLoop::CallerWaits in_place;
   start(promised.template sink_for<V>());
   return future;
 }
@@ -276,7 +278,10 @@ std::error_code release_now(const std::shared_ptr<LockCore>& core, bool wait_on_
     }
     auto promise = std::make_shared<std::promise<Outcome<none>>>();
     auto future = promise->get_future();
-    release(core, owner, [promise](Outcome<none> outcome) { promise->set_value(std::move(outcome)); });
+    {
+      detail::EventLoop::CallerWaits in_place;
+      release(core, owner, [promise](Outcome<none> outcome) { promise->set_value(std::move(outcome)); });
+    }
     auto outcome = future.get();
     log_failure(outcome);
     return outcome.error;

@@ -1,12 +1,17 @@
 #include "io/event_loop.hpp"
 
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+
 
 #include <algorithm>
 #include <stdexcept>
 
 namespace warden::detail {
+
+thread_local int EventLoop::CallerWaits::depth_ = 0;
+thread_local const EventLoop* EventLoop::running_ = nullptr;
 
 EventLoop::EventLoop() {
   if (uv_loop_init(&loop_) != 0) throw std::runtime_error("warden: uv_loop_init failed");
@@ -24,7 +29,6 @@ EventLoop::EventLoop() {
   uv_unref(reinterpret_cast<uv_handle_t*>(&prepare_));
   uv_unref(reinterpret_cast<uv_handle_t*>(&check_));
   thread_ = std::thread([this] { run(); });
-  thread_id_.store(thread_.get_id());
 }
 
 EventLoop::~EventLoop() {
@@ -32,6 +36,26 @@ EventLoop::~EventLoop() {
 }
 
 bool EventLoop::post(std::function<void()> task) {
+  // Not from a thread already running a loop: the loop thread itself (the
+  // mutex is its own), or a user thread already running a task in place.
+  if (CallerWaits::depth_ > 0 && running_ == nullptr && run_mutex_.try_lock()) {
+    bool ran = false;
+    bool wake = false;
+    try {
+      ran = run_in_place(task);
+      wake = ran && loop_needs_waking();
+    } catch (...) {
+      // Let go of the loop, and let its thread write whatever was queued.
+      running_ = nullptr;
+      run_mutex_.unlock();
+      wake_loop();
+      throw;
+    }
+    running_ = nullptr;
+    run_mutex_.unlock();
+    if (wake) wake_loop();
+    if (ran) return true;
+  }
   // Sending under the mutex: once stop() has queued the shutdown task nobody
   // sends any more, so the handle is never signalled after it was closed.
   std::lock_guard<std::mutex> guard(mutex_);
@@ -98,6 +122,39 @@ void EventLoop::rearm() {
       static_cast<std::uint64_t>(delay.count()), 0);
 }
 
+void EventLoop::wake_loop() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  // Once stopping, stop() itself has woken the loop (and may have closed the handle).
+  if (accepting_) uv_async_send(&wakeup_);
+}
+
+bool EventLoop::run_in_place(std::function<void()>& task) {
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    // A task queued earlier (by this thread too) runs first, on the loop thread.
+    if (!accepting_ || !tasks_.empty()) return false;
+  }
+  running_ = this;
+  task();
+  // The loop thread's prepare/check handles would write this turn's output.
+  run_flushes();
+  return true;
+}
+
+bool EventLoop::loop_needs_waking() {
+  // libuv hands new or changed socket interest to epoll only from inside the
+  // loop (its watcher queue), so a sleeping loop thread would not see it.
+  void* const* watchers = loop_.watcher_queue;
+  if (watchers[0] != static_cast<const void*>(&loop_.watcher_queue)) return true;
+  uv_update_time(&loop_);
+  int timeout = uv_backend_timeout(&loop_);
+  if (timeout == 0) return true;  // callbacks pending, handles closing
+  if (timeout < 0) return false;
+  // A timer set here that falls due before the loop thread would wake.
+  auto due = static_cast<std::int64_t>(uv_now(&loop_)) + timeout;
+  return sleeps_until_ < 0 || due < sleeps_until_;
+}
+
 void EventLoop::drain() {
   std::deque<std::function<void()>> batch;
   {
@@ -119,7 +176,6 @@ void EventLoop::drain() {
 }
 
 void EventLoop::run() {
-  thread_id_.store(std::this_thread::get_id());
   // Writing to a server that went away raises SIGPIPE, whose default action
   // ends the process. Blocked in this thread, the signal stays pending here
   // and write(2) reports EPIPE instead. Other threads and the application's
@@ -128,10 +184,27 @@ void EventLoop::run() {
   sigemptyset(&pipe);
   sigaddset(&pipe, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
-  // The loop sleeps in epoll whenever it has nothing to do: callers hand it
-  // work through post() (one eventfd write, coalesced by libuv while a
-  // wake-up is pending) and it answers through their promises.
-  uv_run(&loop_, UV_RUN_DEFAULT);
+  running_ = this;
+  // The loop handles what is ready holding run_mutex_, then sleeps outside it
+  // in poll(2) on libuv's epoll descriptor until an event or its next timer.
+  // Callers hand it work through post() (one eventfd write, coalesced by
+  // libuv while a wake-up is pending), or run their task themselves while it
+  // sleeps; it answers through their promises.
+  for (;;) {
+    int timeout = 0;
+    {
+      std::lock_guard<std::mutex> guard(run_mutex_);
+      if (uv_run(&loop_, UV_RUN_NOWAIT) == 0) break;  // every handle closed: stopped
+      void* const* watchers = loop_.watcher_queue;
+      bool interest_changed = watchers[0] != static_cast<const void*>(&loop_.watcher_queue);
+      if (!interest_changed) timeout = uv_backend_timeout(&loop_);
+      sleeps_until_ = timeout < 0 ? -1 : static_cast<std::int64_t>(uv_now(&loop_)) + timeout;
+    }
+    if (timeout == 0) continue;
+    pollfd backend{uv_backend_fd(&loop_), POLLIN, 0};
+    ::poll(&backend, 1, timeout);  // whatever woke it (EINTR too), the next turn looks
+  }
+  running_ = nullptr;
 }
 
 void EventLoop::stop(std::function<void()> last) {

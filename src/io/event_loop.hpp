@@ -4,6 +4,7 @@
 #include <uv.h>
 
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -39,9 +40,29 @@ class EventLoop {
 
   // Queues `task` for the loop thread. Returns false (and drops the task) once
   // the loop is stopping; the caller then fails its operation itself.
+  //
+  // Inside a CallerWaits scope, when the loop thread is asleep and nothing is
+  // queued before it, the task runs at once on the calling thread instead
+  // (holding the loop, as the loop thread would): this saves waking the loop
+  // thread, which on a lightly used client costs more than the task itself.
   bool post(std::function<void()> task);
 
-  bool in_loop_thread() const { return std::this_thread::get_id() == thread_id_.load(); }
+  // Marks a stretch of a user thread that only waits for its outcome through
+  // a promise, so no user callback can run from a task run in place.
+  class CallerWaits {
+   public:
+    CallerWaits() { ++depth_; }
+    ~CallerWaits() { --depth_; }
+    CallerWaits(const CallerWaits&) = delete;
+    CallerWaits& operator=(const CallerWaits&) = delete;
+
+   private:
+    friend class EventLoop;
+    static thread_local int depth_;
+  };
+
+  // True on the loop thread, and on a user thread while it runs a task in place.
+  bool in_loop_thread() const { return running_ == this; }
 
   // Loop thread only.
   uv_loop_t* uv() { return &loop_; }
@@ -61,6 +82,9 @@ class EventLoop {
 
  private:
   void run();
+  bool run_in_place(std::function<void()>& task);
+  bool loop_needs_waking();
+  void wake_loop();
   void drain();
   void rearm();
   void run_flushes();
@@ -74,13 +98,21 @@ class EventLoop {
   uv_prepare_t prepare_{};
   uv_check_t check_{};
   std::vector<Flushable*> flushes_;
+  // Held by whichever thread runs the loop's callbacks: the loop thread while
+  // it handles events (never while it sleeps), or a user thread running a
+  // task in place. Every libuv and connection state is touched only under it.
+  std::mutex run_mutex_;
+  // When the sleeping loop thread wakes by itself (libuv's clock, ms; -1:
+  // never); read under run_mutex_ by a task run in place that set a timer.
+  std::int64_t sleeps_until_ = -1;
+  // Order: run_mutex_ before mutex_.
   std::mutex mutex_;
   std::deque<std::function<void()>> tasks_;
   bool accepting_ = true;
   bool stopping_ = false;
   std::function<void()> last_;
   std::thread thread_;
-  std::atomic<std::thread::id> thread_id_{};
+  static thread_local const EventLoop* running_;
 };
 
 }  // namespace warden::detail

@@ -15,6 +15,7 @@
 
 #include "child_process.hpp"
 #include "message_recorder.hpp"
+#include "redis_cluster.hpp"
 #include "redis_probe.hpp"
 #include "redis_server.hpp"
 #include "test_ca.hpp"
@@ -336,6 +337,36 @@ TEST(MessageRecorder, ReturnsEarlyWhenTheServerIsGone) {
   const auto before = std::chrono::steady_clock::now();
   EXPECT_TRUE(recorder.wait_for(1, 10s).empty());
   EXPECT_LT(std::chrono::steady_clock::now() - before, 5s);
+}
+
+TEST(RedisCluster, ServesEverySlotWithAReplicaPerMasterAndFailsOver) {
+  RedisCluster cluster;
+  ASSERT_EQ(cluster.size(), 6u);
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    EXPECT_NE(cluster.node(i).cluster_port(), 0);
+    EXPECT_NE(cluster.seeds().find("127.0.0.1:" + std::to_string(cluster.node(i).port())), std::string::npos);
+  }
+  EXPECT_EQ(cluster.url().rfind("redis+cluster://127.0.0.1:", 0), 0u);
+
+  // Every node sees the same three ranges, each with its master and one replica.
+  for (std::size_t i = 0; i < cluster.size(); ++i) {
+    RedisProbe probe(cluster.node(i));
+    auto ranges = probe.command({"CLUSTER", "SLOTS"});
+    ASSERT_EQ(ranges.elements.size(), 3u) << "node " << i;
+    for (const auto& range : ranges.elements) EXPECT_EQ(range.elements.size(), 4u) << "node " << i;
+  }
+  EXPECT_EQ(cluster.master_of_slot(0), 0);
+  EXPECT_EQ(cluster.master_of_slot(16383), 2);
+
+  // A master's crash: after the node timeout its replica takes its slots.
+  cluster.first_master(0).kill();
+  const int replica = static_cast<int>(cluster.size()) - 3;  // first_replica(0)
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (cluster.master_of_slot(0) != replica && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(cluster.master_of_slot(0), replica);
+  cluster.wait_until_healthy();
 }
 
 TEST(ChildProcess, ReportsExitCodes) {

@@ -102,11 +102,12 @@ reply_ptr run(redisContext* context, std::initializer_list<std::string> args) {
 }  // namespace
 
 RedisServer::RedisServer(std::vector<std::string> extra_args)
-    : RedisServer(RedisServerOptions{std::move(extra_args), std::nullopt, false}) {}
+    : RedisServer(RedisServerOptions{std::move(extra_args), std::nullopt, false, false}) {}
 
 RedisServer::RedisServer(RedisServerOptions options)
     : extra_args_(std::move(options.extra_args)),
       tls_(std::move(options.tls)),
+      cluster_(options.cluster),
       executable_(detail::resolve_program("redis-server", "/usr/bin/redis-server")) {
   for (std::size_t i = 0; i + 1 < extra_args_.size(); ++i) {
     if (extra_args_[i] == "--requirepass") password_ = extra_args_[i + 1];
@@ -132,6 +133,11 @@ void RedisServer::start_first_time() {
       if (tls_) {
         do tls_port_ = pick_free_port();
         while (tls_port_ == port_);
+      }
+      if (cluster_) {
+        // Not port + 10000, redis-server's default: that may be past 65535 or taken.
+        do cluster_port_ = pick_free_port();
+        while (cluster_port_ == port_ || cluster_port_ == tls_port_);
       }
       spawn_server();
       switch (wait_until_ready(clock_type::now() + ready_timeout, &why)) {
@@ -172,6 +178,8 @@ std::uint16_t RedisServer::port() const { return port_; }
 std::string RedisServer::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
 
 std::uint16_t RedisServer::tls_port() const { return tls_port_; }
+
+std::uint16_t RedisServer::cluster_port() const { return cluster_port_; }
 
 std::string RedisServer::tls_url() const {
   return tls_ ? "rediss://127.0.0.1:" + std::to_string(tls_port_) : std::string();
@@ -292,6 +300,10 @@ std::vector<std::string> RedisServer::command_line() const {
   }
   if (!unix_socket_.empty()) {
     args.insert(args.end(), {"--unixsocket", unix_socket_, "--unixsocketperm", "700"});
+  }
+  if (cluster_) {
+    args.insert(args.end(), {"--cluster-enabled", "yes", "--cluster-port", std::to_string(cluster_port_),
+                             "--cluster-config-file", "nodes.conf"});
   }
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   return args;

@@ -30,6 +30,10 @@ struct RedisServerOptions {
   std::optional<RedisTlsOptions> tls;
   // True: also listen on <directory()>/redis.sock (--unixsocketperm 700).
   bool unix_socket = false;
+  // True: a cluster node (--cluster-enabled yes, its node table in
+  // <directory()>/nodes.conf, kept across restarts) with its cluster bus on a
+  // second free loopback port, cluster_port(). RedisCluster joins such nodes.
+  bool cluster = false;
 };
 
 // Not thread-safe: drive one RedisServer from one thread at a time (reading
@@ -58,6 +62,8 @@ class RedisServer {
   std::string host() const;       // "127.0.0.1"
   std::uint16_t port() const;     // fixed for the object's lifetime, across restarts
   std::string url() const;        // "redis://127.0.0.1:<port>"
+  // The cluster bus port, fixed like port(); 0 when the server is no cluster node.
+  std::uint16_t cluster_port() const;
   // The TLS port, fixed like port(); 0 when the server has no TLS listener.
   std::uint16_t tls_port() const;
   // "rediss://127.0.0.1:<tls_port>"; empty without TLS.
@@ -106,6 +112,8 @@ class RedisServer {
   std::optional<RedisTlsOptions> tls_;
   std::string unix_socket_;
   std::uint16_t tls_port_ = 0;
+  bool cluster_ = false;
+  std::uint16_t cluster_port_ = 0;
   std::string executable_;
   std::string directory_;
   std::string password_;
