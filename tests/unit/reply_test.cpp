@@ -187,4 +187,18 @@ TEST(AuthRefusal, OtherErrorsAreRetriedLikeAFailedConnect) {
   EXPECT_EQ(busy.message, "AUTH failed: ERR max number of clients reached");
 }
 
+TEST(DescribeError, ACauseIsSaidOnce) {
+  using warden::detail::Response;
+  using warden::detail::describe_error;
+  Response refused{make_error_code(errc::connection_refused), {}};
+  EXPECT_EQ(describe_error(refused), "connection refused");
+  refused.detail = "connection refused (ECONNREFUSED)";
+  EXPECT_EQ(describe_error(refused), "connection refused (ECONNREFUSED)");
+  refused.detail = "Connection refused";
+  EXPECT_EQ(describe_error(refused), "Connection refused");
+  Response lost{make_error_code(errc::connection_lost), {}};
+  lost.detail = "closed by the server";
+  EXPECT_EQ(describe_error(lost), "connection lost: closed by the server");
+}
+
 }  // namespace
