@@ -15,8 +15,9 @@
 
 namespace warden {
 
-// Which kind of lock an event is about. A MultiLock or RedLock has no events
-// of its own: its members (Locks of these kinds) report theirs.
+// Which kind of lock an event is about (fenced and spin: FencedLock and
+// SpinLock). A MultiLock or RedLock has no events of its own: its members
+// (Locks of these kinds) report theirs.
 enum class lock_kind { lock, fair, read, write, fenced, spin };
 
 // "lock", "fair", "read", "write", "fenced", "spin": for metric labels.
