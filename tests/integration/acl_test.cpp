@@ -167,8 +167,10 @@ void Acl::exercise(Client& a, Client& b) {
   rw.write_lock().unlock();
   rw.read_lock().unlock();
 
-  // A FencedLock's token key is in the patterns too.
-  EXPECT_FALSE(probe.command({"ACL", "DRYRUN", "locks", "INCR", "redisson_lock_token:{orders:4}"}).is_error());
+  // A FencedLock's token: its INCR and its key are allowed (DRYRUN answers OK,
+  // or says why not).
+  EXPECT_EQ(probe.command({"ACL", "DRYRUN", "locks", "INCR", "redisson_lock_token:{orders:4}"}).str, "OK");
+  EXPECT_NE(probe.command({"ACL", "DRYRUN", "locks", "INCR", "redisson_lock_token:{invoices:4}"}).str, "OK");
 
   // Force-unlocks of each kind, with a fixed lease.
   a.get_lock("orders:5").lock(10s);
