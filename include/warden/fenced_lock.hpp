@@ -27,12 +27,14 @@ namespace warden {
 // twice. Checking valid_until() narrows that window but cannot close it, since
 // the pause can fall between the check and the write. A token closes it where
 // it matters: the holder sends its token with every write, and the protected
-// resource refuses a token lower than the highest it has already accepted.
-// Tokens of later holders are always higher, so a stale holder's write is
-// refused however late it arrives. (Its limits: the resource must do the
-// check, atomically with the write; and a failover that loses the counter's
-// latest increments can hand out a token again — persist the counter's
-// server or use WAIT where that matters.)
+// resource refuses a token that is not higher than the highest it has
+// already accepted. Tokens of later holders are always higher, so a stale
+// holder's write is refused however late it arrives. (Its limits: the
+// resource must do the check, atomically with the write; and a failover or
+// restart that loses the counter's latest increments makes it hand out
+// tokens again, which a strict check refuses — safe, but those holders are
+// refused until the counter passes them: persist the counter's server.
+// See docs/choosing-a-lock.md.)
 //
 // Tokens are strictly increasing across holders and acquires; they are not
 // dense (an acquire whose reply was lost and that is kept draws a second one).

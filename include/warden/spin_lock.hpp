@@ -29,7 +29,9 @@ struct SpinBackoff {
   std::chrono::milliseconds jitter{2};
 
   // Every sleep `delay`, without jitter.
-  static SpinBackoff constant(std::chrono::milliseconds delay) { return SpinBackoff{delay, delay, 1, std::chrono::milliseconds{0}}; }
+  static SpinBackoff constant(std::chrono::milliseconds delay) {
+    return SpinBackoff{delay, delay, 1, std::chrono::milliseconds{0}};
+  }
 };
 
 // A Lock whose waiters do not subscribe (Redisson's RSpinLock, same layout as

@@ -127,6 +127,7 @@ class controller {
   void note(std::int64_t start, const std::string& kind, const std::string& detail);
   void wait_for_workers();
   long keys_left();
+  void sweep_fair_queues();
   void read_records();
   int analyse();
   std::int64_t stopped_during(long pid, std::int64_t start, std::int64_t end) const;
@@ -157,6 +158,7 @@ class controller {
   std::map<int, long> intents_;          // lock → "about to write" lines
   std::vector<std::string> failures_;
   long keys_left_ = 0;
+  std::string sweep_note_;
   long unexpected_exits_ = 0;
 };
 
@@ -326,10 +328,47 @@ void controller::wait_for_workers() {
   }
 }
 
+// A gone fair waiter leaves the queue only when somebody's attempt finds its
+// deadline passed, and a dead waiter queued behind other dead ones keeps its
+// deadline when they are dropped (Redisson's rule, so that Redisson's
+// waiters, which never refresh theirs, are not dropped alive): it may be due
+// up to (dead waiters ahead + 1) × fair_wait after its last attempt. Once the
+// workers have stopped nobody tries any more, so one more user of the locks
+// does, as long as that bound allows, until it takes every lock in one round.
+void controller::sweep_fair_queues() {
+  long depth = 0;
+  {
+    RedisProbe probe(*servers_[0]);
+    for (int i = 0; i < lock_count; ++i) {
+      ProbeReply length = probe.command({"LLEN", "redisson_lock_queue:{torture:" + std::to_string(i) + "}"});
+      if (!length.is_error()) depth = std::max(depth, static_cast<long>(length.integer));
+    }
+  }
+  const auto bound = watchdog + fair_wait * (depth + 1) + 2s;
+  const std::int64_t start = monotonic_ns();
+  std::vector<std::string> args{"fair", "sweep", servers_[0]->url(), run_dir_.string(), "0", "1",
+                                std::to_string(start + bound.count() * 1'000'000), std::to_string(lock_count),
+                                std::to_string(watchdog.count()), std::to_string(command_timeout.count()),
+                                std::to_string(fair_wait.count()), "1"};
+  ChildProcess sweeper(worker_path_, args);
+  int code = 0;
+  if (!sweeper.wait_for(bound + 15s, &code)) {
+    sweeper.kill(SIGKILL);
+    code = sweeper.wait();
+  }
+  std::ostringstream note;
+  note << "  fair queues after the workers stopped: up to " << depth << " waiters left, swept in "
+       << ms_of(monotonic_ns() - start) << " ms (bound " << bound.count() << " ms)"
+       << (code == 0 ? "" : ", NOT emptied") << "\n";
+  sweep_note_ = note.str();
+  if (code != 0) failures_.push_back("the fair queues were not empty within " + std::to_string(bound.count()) + " ms");
+}
+
 long controller::keys_left() {
+  if (kind_ == "fair") sweep_fair_queues();
   // Every hold expires a lease after its holder stopped; a fair waiter that
-  // vanished is dropped by the next attempt after fair_wait (and the calm
-  // phase made sure there was one). Anything still here after that is an
+  // vanished is dropped by the next attempt after its deadline (the sweep
+  // above made sure there was one). Anything still here after that is an
   // orphan.
   std::int64_t deadline = monotonic_ns() + (watchdog + fair_wait + 2s).count() * 1'000'000;
   std::vector<std::string> left;
@@ -584,6 +623,7 @@ int controller::analyse() {
   }
   std::cout << tokens.str();
   std::cout << "  counters" << (control_ ? " (must lose updates)" : "") << ":\n" << counters.str();
+  std::cout << sweep_note_;
   std::cout << "  keys left: " << keys_left_ << "\n";
   std::cout << "  workers started " << workers_.size() << ", unexpected exits " << unexpected_exits_ << "\n";
 

@@ -4,7 +4,10 @@
 //                         WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED
 //
 // KIND: lock | fair | fenced | spin | rwlock | redlock. MODE: locked, or unlocked for the
-// negative control (the same sections with no lock taken, reported valid).
+// negative control (the same sections with no lock taken, reported valid), or
+// sweep (fair only, after the others stopped: try each lock once every
+// FAIR_WAIT_MS / 4, releasing it when taken, until one round takes every lock
+// or END_NS passes — so that gone waiters are dropped from the queues).
 // URLS: comma-separated redis:// URLs (three for redlock, one otherwise).
 // THREADS threads each loop until END_NS (CLOCK_MONOTONIC): pick one of LOCKS
 // locks, try to take it, and inside the section read the lock's counter file,
@@ -155,6 +158,32 @@ int main(int argc, char** argv) {
       log->line(std::to_string(monotonic_ns()) + " " + std::string(message));
     };
     clients.push_back(std::make_unique<warden::Client>(config));
+  }
+
+  if (std::string(argv[2]) == "sweep") {
+    // A fair try_lock() drops gone waiters from the head of the queue and
+    // succeeds only when nobody is left ahead of it: once every lock is taken
+    // in one round, every queue is empty.
+    std::vector<warden::FairLock> locks;
+    for (int i = 0; i < lock_count; ++i) locks.push_back(clients[0]->get_fair_lock("torture:" + std::to_string(i)));
+    while (monotonic_ns() < end_ns) {
+      bool all = true;
+      for (auto& lock : locks) {
+        try {
+          if (lock.try_lock()) {
+            lock.unlock();
+          } else {
+            all = false;
+          }
+        } catch (const std::exception& error) {
+          all = false;
+          log->line(std::to_string(monotonic_ns()) + " sweep: " + error.what());
+        }
+      }
+      if (all) return 0;
+      std::this_thread::sleep_for(fair_wait / 4);
+    }
+    return 1;
   }
 
   std::atomic<int> crashed_threads{0};
