@@ -45,5 +45,4 @@ void release(const std::shared_ptr<LockCore>& core, thread_id owner, sink<none> 
       std::move(out));
 }
 
-
 }  // namespace warden::detail::calls

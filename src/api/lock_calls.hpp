@@ -95,7 +95,6 @@ void submit(const std::shared_ptr<LockCore>& core, Op op, sink<T> out) {
   if (!queued) out(failure<T>(make_error_code(errc::shut_down), core->message("the client is shut down")));
 }
 
-
 // ---- the operations shared by every kind ----
 
 // What an acquire took: whether the owner now holds the lock, and the hold's
@@ -157,7 +156,6 @@ sink<V> as_callback(const std::shared_ptr<LockCore>& core, completion<T> done) {
   };
 }
 
-
 // To an AcquireFuture, which releases the hold if nobody collects it.
 // `value(acquired)` is the future's value (unused for void).
 template <class T, class Value>
@@ -194,6 +192,5 @@ T wait_blocking(const std::shared_ptr<LockCore>& core, std::string_view call, co
   check_blocking(live(core, call), call);
   return as_future<T>(start).get();
 }
-
 
 }  // namespace warden::detail::calls
