@@ -33,6 +33,10 @@ inline bench_lock make_plain_lock(warden::Client& client, const std::string& nam
   return erase_lock(client.get_lock(name));
 }
 
+inline bench_lock make_spin_lock(warden::Client& client, const std::string& name) {
+  return erase_lock(client.get_spin_lock(name));
+}
+
 // True once warden::Client has get_fair_lock(name).
 template <class C, class = void>
 struct has_fair_lock : std::false_type {};

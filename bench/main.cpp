@@ -2,6 +2,7 @@
 // by the same Redis server. See print_usage() in options.cpp for what it runs.
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -131,6 +132,41 @@ class server_cpu_probe {
   std::unique_ptr<redis_sync> connection_;
 };
 
+// Calls per command from INFO commandstats ("cmdstat_evalsha:calls=12,..."
+// → {"evalsha", 12}); empty when unavailable. Its own connection, like the
+// CPU probe.
+class server_commands_probe {
+ public:
+  explicit server_commands_probe(const warden::Config& config) {
+    try {
+      connection_ = std::make_unique<redis_sync>(redis_sync::connect(config, std::chrono::seconds(5)));
+    } catch (const std::exception&) {
+      // No probe: the report says n/a for commands per pair.
+    }
+  }
+
+  std::map<std::string, std::uint64_t> operator()() {
+    std::map<std::string, std::uint64_t> calls;
+    if (!connection_) return calls;
+    try {
+      const std::string info = connection_->command({"INFO", "commandstats"});
+      const std::string_view prefix = "cmdstat_", key = ":calls=";
+      for (std::size_t at = info.find(prefix); at != std::string::npos; at = info.find(prefix, at + 1)) {
+        const auto colon = info.find(key, at);
+        if (colon == std::string::npos) break;
+        calls[info.substr(at + prefix.size(), colon - at - prefix.size())] =
+            std::strtoull(info.c_str() + colon + key.size(), nullptr, 10);
+      }
+    } catch (const std::exception&) {
+      calls.clear();
+    }
+    return calls;
+  }
+
+ private:
+  std::unique_ptr<redis_sync> connection_;
+};
+
 struct file_closer {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
@@ -149,6 +185,10 @@ std::vector<scenario_spec> plan(const options& opts, std::vector<std::string>& n
       if (opts.fair && fair) {
         specs.push_back({"S2F", "8 threads, 1 FairLock", contended_threads, 1, bound_kind::eight_connections, fair});
       }
+      if (opts.spin) {
+        specs.push_back({"S2S", "8 threads, 1 SpinLock (polling, default back-off)", contended_threads, 1,
+                         bound_kind::eight_connections, make_spin_lock});
+      }
     } else if (name == "S3") {
       specs.push_back({"S3", "8 threads, 64 locks round-robin", contended_threads, s3_locks,
                        bound_kind::eight_connections, make_plain_lock});
@@ -163,6 +203,9 @@ std::vector<scenario_spec> plan(const options& opts, std::vector<std::string>& n
         "was skipped; it runs as S2F once FairLock exists.");
   } else if (opts.fair && !selected(opts, "S2")) {
     notes.push_back("--fair: S2 was not selected, so neither was its FairLock twin S2F.");
+  }
+  if (opts.spin && !selected(opts, "S2")) {
+    notes.push_back("--spin: S2 was not selected, so neither was its SpinLock twin S2S.");
   }
   return specs;
 }
@@ -269,6 +312,8 @@ int run(const options& opts) {
   settings.key_prefix = key_prefix;
   settings.hang_grace_s = 60;
   settings.server_cpu_s = server_cpu;
+  auto commands_probe = std::make_shared<server_commands_probe>(config);
+  settings.server_commands = [commands_probe] { return (*commands_probe)(); };
   settings.on_hang = [&records] {
     if (records) std::fflush(records.get());
     // Stuck warden threads cannot be joined and the Client cannot be
@@ -317,6 +362,10 @@ int run(const options& opts) {
   report.notes.push_back(
       "(b) is the takeover wait the S2 targets are judged on; (b′) leaves out hand-offs where the "
       "lock sat idle before the next owner asked, which matters for S3.");
+  report.notes.push_back(
+      "Commands per pair: INFO commandstats deltas over the window, divided by the pairs completed in it. A "
+      "script's own commands (HINCRBY, PEXPIRE, PUBLISH, ...) count under their names, so \"all\" is everything "
+      "the server executed; the bench's INFO sampling is left out.");
   report.notes.push_back(
       "The plain-hiredis loop sends what warden sends for a plain Lock taken without a lease: EVALSHA lock_acquire "
       "(KEYS lock, attempt cancel mark; ARGV watchdog lease, owner) and EVALSHA lock_release (KEYS lock, unlock "

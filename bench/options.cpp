@@ -75,6 +75,9 @@ options parse_options(int argc, char** argv) {
     } else if (arg == "--fair") {
       no_value();
       opts.fair = true;
+    } else if (arg == "--spin") {
+      no_value();
+      opts.spin = true;
     } else if (arg == "--help" || arg == "-h") {
       no_value();
       opts.help = true;
@@ -112,8 +115,11 @@ Scenarios (all threads share one warden::Client):
       past a tick skips it rather than catching up)
 
 For each scenario: pairs/s, pair latency, acquisition wait, hand-off gap,
-owner changes, and CPU per pair of this process (all its threads, warden's
-I/O thread included) and of redis-server (INFO cpu) over the window.
+owner changes, CPU per pair of this process (all its threads, warden's
+I/O thread included) and of redis-server (INFO cpu), and the commands the
+server ran per pair (INFO commandstats: script calls, SUBSCRIBE/UNSUBSCRIBE,
+PUBLISH, and all commands including those run inside scripts) over the
+window.
 
 Targets:
   S1 pairs/s ≥ 0.85 × loop pairs/s;  S1 client CPU/pair ≤ 1.5 × loop's
@@ -140,6 +146,10 @@ Options:
                       worker the thread's index within its scenario
   --fair              also run S2 on a FairLock (S2F), once warden has one;
                       until then accepted and ignored with a note
+  --spin              also run S2 on a SpinLock (S2S: waiters poll with the
+                      default back-off, nothing is published), and compare
+                      its takeover wait and commands per acquisition with
+                      S2's pub/sub Lock
   --help              this text
 
 Exit status: 0 finished (targets may still be MISS), 1 mutual-exclusion

@@ -15,6 +15,7 @@ struct options {
   std::vector<std::string> scenarios{"S1", "S2", "S3", "P1"};  // --scenarios, in the order given
   std::optional<std::string> records_path;               // --records
   bool fair = false;                                     // --fair
+  bool spin = false;                                     // --spin
   bool help = false;                                     // --help
 };
 

@@ -174,6 +174,12 @@ void print_scenario_table(std::FILE* out, const report_input& in) {
     if (!loop) return std::string("n/a (no loop)");
     return ratio(client_cpu_per_pair_ns(r), loop->per_pair_ns(loop->client_cpu_s));
   });
+  auto per_pair = [](double value) { return value >= 0 ? fmt::format("{:.2f}", value) : std::string("n/a"); };
+  row("Redis commands per pair: scripts (EVALSHA + EVAL) / SUBSCRIBE + UNSUBSCRIBE / PUBLISH / all", [&](const scenario_result& r) {
+    return fmt::format("{} / {} / {} / {}", per_pair(r.commands_per_pair({"evalsha", "eval"})),
+                       per_pair(r.commands_per_pair({"subscribe", "unsubscribe", "ssubscribe", "sunsubscribe"})),
+                       per_pair(r.commands_per_pair({"publish", "spublish"})), per_pair(r.all_commands_per_pair()));
+  });
   row("ticks skipped (paced: a pair ran past the next tick)", [](const scenario_result& r) {
     return paced(r.spec) ? group_thousands(r.skipped_ticks) : std::string("–");
   });
@@ -328,6 +334,27 @@ void print_targets(std::FILE* out, const report_input& in) {
                                                             static_cast<double>(fair->per_thread_max);
     target_row(out, "S2F per-thread acquisitions min ÷ max ≥ 0.9", fmt::format("{:.2f}", balance), balance >= 0.9);
     takeover(*fair, "p50", fair->handoff_gap.p50, s2_max_handoff_p50_ms);
+  }
+
+  if (const auto* spin = find(in, "S2S")) {
+    // No targets: the SpinLock trades hand-off time and commands for having
+    // no subscription. Figures only, next to the pub/sub Lock's.
+    const auto* s2 = find(in, "S2");
+    auto versus = [&](const char* what, double mine, double theirs, const char* unit) {
+      auto text = [&](double v) {
+        return v >= 0 ? fmt::format("{:.2f}{}", v, unit) : std::string("n/a");
+      };
+      target_row(out, fmt::format("S2S {} (figure; S2's pub/sub Lock alongside)", what),
+                 fmt::format("{} (S2: {})", text(mine), s2 ? text(theirs) : std::string("not run")), std::nullopt);
+    };
+    target_row(out, "S2S takeover wait (hand-off gap) p50 / p99 (figure; S2's alongside)",
+               fmt::format("{} (S2: {})", p50_p99(spin->handoff_gap), s2 ? p50_p99(s2->handoff_gap) : "not run"),
+               std::nullopt);
+    versus("script calls per pair", spin->commands_per_pair({"evalsha", "eval"}),
+           s2 ? s2->commands_per_pair({"evalsha", "eval"}) : -1, "");
+    versus("all Redis commands per pair", spin->all_commands_per_pair(), s2 ? s2->all_commands_per_pair() : -1, "");
+    versus("PUBLISH per pair", spin->commands_per_pair({"publish", "spublish"}),
+           s2 ? s2->commands_per_pair({"publish", "spublish"}) : -1, "");
   }
 
   std::uint64_t violations = 0;

@@ -272,6 +272,10 @@ scenario_result run_scenario(warden::Client& client, const scenario_spec& spec, 
   for (auto& w : workers) w->thread = std::thread(worker_main, std::ref(s), std::ref(*w));
 
   auto server_cpu = [&] { return settings.server_cpu_s ? settings.server_cpu_s() : -1.0; };
+  auto commands = [&] {
+    return settings.server_commands ? settings.server_commands() : std::map<std::string, std::uint64_t>{};
+  };
+  const auto commands_start = commands();
   const double server_cpu_start = server_cpu();
   const double client_cpu_start = process_cpu_s();
   const auto switches_start = process_switches();
@@ -289,6 +293,7 @@ scenario_result run_scenario(warden::Client& client, const scenario_spec& spec, 
   const double client_cpu_stop = process_cpu_s();
   const auto switches_stop = process_switches();
   const double server_cpu_stop = server_cpu();
+  const auto commands_stop = commands();
 
   {
     std::unique_lock<std::mutex> guard(s.mutex);
@@ -311,6 +316,15 @@ scenario_result run_scenario(warden::Client& client, const scenario_spec& spec, 
   if (client_cpu_start >= 0 && client_cpu_stop >= 0) result.client_cpu_s = client_cpu_stop - client_cpu_start;
   result.client_switches = switches_stop - switches_start;
   if (server_cpu_start >= 0 && server_cpu_stop >= 0) result.server_cpu_s = server_cpu_stop - server_cpu_start;
+  if (!commands_start.empty() && !commands_stop.empty()) {
+    result.commands_known = true;
+    for (auto& [name, calls] : commands_stop) {
+      if (name == "info") continue;  // the bench's own sampling
+      auto before = commands_start.find(name);
+      std::uint64_t delta = calls - (before == commands_start.end() ? 0 : before->second);
+      if (delta > 0) result.server_commands[name] = delta;
+    }
+  }
   result.pairs_per_s = result.window_s > 0 ? static_cast<double>(result.pairs_in_window) / result.window_s : 0;
   if (settings.records != nullptr) write_records(settings.records, spec, workers);
   return result;

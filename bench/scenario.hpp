@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <initializer_list>
+#include <map>
 #include <string>
 
 #include <warden/client.hpp>
@@ -39,6 +41,9 @@ struct run_settings {
   // Cumulative CPU seconds of the server (INFO cpu), sampled at both ends of
   // the window; returns a negative value when it cannot tell. Optional.
   std::function<double()> server_cpu_s;
+  // Calls per command so far (INFO commandstats: "evalsha" -> n), sampled at
+  // both ends of the window; empty when it cannot tell. Optional.
+  std::function<std::map<std::string, std::uint64_t>()> server_commands;
   std::function<void()> on_hang;  // called (and must not return) when they take longer
 };
 
@@ -71,6 +76,28 @@ struct scenario_result {
   double client_cpu_s = -1;
   double server_cpu_s = -1;
   context_switches client_switches;  // this process's, during the window
+
+  // Commands redis-server ran during the window, by name (commandstats
+  // deltas; INFO itself left out, it is the bench's own sampling). Commands a
+  // script runs count too, under their own names. Empty when unknown.
+  std::map<std::string, std::uint64_t> server_commands;
+  bool commands_known = false;
+  // Per pair completed in the window; negative when unknown.
+  double commands_per_pair(std::initializer_list<const char*> names) const {
+    if (!commands_known || pairs_in_window == 0) return -1;
+    std::uint64_t n = 0;
+    for (const char* name : names) {
+      auto it = server_commands.find(name);
+      if (it != server_commands.end()) n += it->second;
+    }
+    return static_cast<double>(n) / static_cast<double>(pairs_in_window);
+  }
+  double all_commands_per_pair() const {
+    if (!commands_known || pairs_in_window == 0) return -1;
+    std::uint64_t n = 0;
+    for (auto& [name, calls] : server_commands) n += calls;
+    return static_cast<double>(n) / static_cast<double>(pairs_in_window);
+  }
 
   std::uint64_t lock_errors = 0;    // lock() threw
   std::uint64_t unlock_errors = 0;  // unlock() threw

@@ -15,23 +15,31 @@
 -- ARGV[4]  "1": join the queue when the lock cannot be taken; "0": a single
 --          attempt (the caller will not wait), the queue is left as it is
 -- ARGV[5]  wake-up message ("0")
+-- ARGV[6]  "0": a non-re-entrant lock, whose owner asking again is refused;
+--          anything else (or absent): re-entrant
 -- Returns nil when the caller now holds the lock, else how many ms to wait
--- before trying again unless woken first.
+-- before trying again unless woken first; an error reply starting with
+-- WARDEN_WOULD_DEADLOCK when the owner already holds a non-re-entrant lock.
 --
 -- Only the head of the queue may take a free lock (or anyone, when nobody
 -- waits); a release wakes the head alone, on its own channel.
 --
--- Deadlines. A waiter's score is the time after which it counts as gone:
---   (time of its latest attempt) + (its position in the queue, from 1) * W.
--- Each attempt of a queued waiter re-writes its own score that way, and the
--- reply never asks it to wait longer than W/3, so a waiter that is alive keeps
--- its place however long it waits. Whenever the queue ahead of a waiter
--- shrinks by one (the head takes the lock, a waiter gives up, a gone head is
--- dropped), its score drops by W, which keeps the formula true. A waiter whose
--- process died therefore reaches the head with a score of its last attempt
--- plus W, and is dropped from there: it holds up the queue at most W after its
--- last attempt. Scores are read against the server's clock (TIME), the one
--- clock every client shares.
+-- Deadlines. A waiter's score is the time after which it counts as gone.
+-- warden's waiters write theirs at each attempt as
+--   (time of the attempt) + (its position in the queue, from 1) * W,
+-- and the reply never asks them to wait longer than W/3, so a waiter that is
+-- alive keeps its place however long it waits. Redisson's waiters write theirs
+-- once, when they join: the score of the waiter ahead (or the lock's TTL from
+-- now) + W, and never refresh it. Both are kept by the same two rules, which
+-- are Redisson's: when the head takes the lock or a waiter gives up, everyone
+-- behind it is one place nearer the head and its score drops by W; when a
+-- gone head is dropped, the others' scores stay as they are. Lowering them
+-- then would push a live Redisson waiter queued behind a dead one past its
+-- deadline, and it would be dropped too (warden's own waiters correct theirs
+-- at their next attempt anyway). A waiter whose process died therefore holds
+-- up the queue at most W after its last attempt, plus W for each gone waiter
+-- dropped ahead of it. Scores are read against the server's clock (TIME), the
+-- one clock every client shares.
 if redis.call('exists', KEYS[5]) == 1 then
   return redis.error_reply('WARDEN_CANCELLED this acquire attempt was settled as not taken')
 end
@@ -59,6 +67,10 @@ for _, aux in ipairs({{KEYS[2], 'list'}, {KEYS[3], 'zset'}}) do
     return redis.error_reply('WARDEN_WRONG_TYPE ' .. aux[1] .. ' is a ' .. aux_type .. ', not a fair lock\'s ' .. aux[2])
   end
 end
+if ARGV[6] == '0' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  return redis.error_reply('WARDEN_WOULD_DEADLOCK owner ' .. ARGV[2] ..
+    ' already holds this non-re-entrant lock; asking again would wait for itself for ever')
+end
 if redis.replicate_commands ~= nil then
   redis.replicate_commands()  -- Redis < 5: TIME before writes needs effects replication
 end
@@ -75,7 +87,8 @@ local function move_up()
   end
 end
 
--- Drop gone waiters (deadline passed, or no deadline at all) from the head.
+-- Drop gone waiters (deadline passed, or no deadline at all) from the head,
+-- leaving the others' deadlines as they are (see above).
 local dropped = false
 while true do
   local head = redis.call('lindex', KEYS[2], 0)
@@ -88,7 +101,6 @@ while true do
   end
   redis.call('lpop', KEYS[2])
   redis.call('zrem', KEYS[3], head)
-  move_up()
   dropped = true
 end
 

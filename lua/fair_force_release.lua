@@ -4,7 +4,6 @@
 -- KEYS[3]  redisson_lock_timeout:{NAME}
 -- KEYS[4]  redisson_lock__channel:{NAME}; the head is woken on "<KEYS[4]>:<head id>"
 -- ARGV[1]  wake-up message ("0")
--- ARGV[2]  W, the fair-lock wait timeout in milliseconds
 -- Returns 1 if there was a lock to delete, else 0; an error reply starting
 -- with WARDEN_WRONG_TYPE (nothing changed) when the keys are not a fair lock.
 -- Gone waiters are dropped from the head first, as in fair_acquire.lua (see
@@ -38,15 +37,14 @@ if redis.replicate_commands ~= nil then
 end
 local clock = redis.call('time')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-local wait = tonumber(ARGV[2])
 
 if redis.call('exists', KEYS[1]) == 0 then
   return 0
 end
 
--- Which waiters are gone, read before anything is written: dropping one moves
--- everyone behind it up (score - W), so the d-th waiter is gone once its
--- score minus d * W has passed.
+-- Which waiters are gone, read before anything is written. Dropping a gone
+-- head leaves the others' deadlines as they are (see fair_acquire.lua), so
+-- each is gone once its own score has passed.
 local gone = 0
 local head = false
 while true do
@@ -55,7 +53,7 @@ while true do
     break
   end
   local deadline = tonumber(redis.call('zscore', KEYS[3], head))
-  if deadline ~= nil and deadline - gone * wait > now then
+  if deadline ~= nil and deadline > now then
     break
   end
   gone = gone + 1
@@ -67,10 +65,6 @@ end
 for _ = 1, gone do
   local dropped = redis.call('lpop', KEYS[2])
   redis.call('zrem', KEYS[3], dropped)
-  local waiters = redis.call('zrange', KEYS[3], 0, -1)
-  for i = 1, #waiters do
-    redis.call('zincrby', KEYS[3], -wait, waiters[i])
-  end
 end
 redis.call('del', KEYS[1])
 return 1

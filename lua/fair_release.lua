@@ -9,7 +9,6 @@
 -- ARGV[2]  lease (ms) to keep on the lock when holds remain
 -- ARGV[3]  owner
 -- ARGV[4]  how long (ms) the latch is kept
--- ARGV[5]  W, the fair-lock wait timeout in milliseconds
 -- Returns nil (caller is not the owner), 0 (still held, count decremented)
 -- or 1 (released).
 -- Gone waiters are dropped from the head first, as in fair_acquire.lua (see
@@ -23,12 +22,12 @@ if redis.replicate_commands ~= nil then
 end
 local clock = redis.call('time')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-local wait = tonumber(ARGV[5])
 
--- Which waiters are gone, read before anything is written: dropping one moves
--- everyone behind it up (score - W), so the d-th waiter is gone once its
--- score minus d * W has passed. The PUBLISH that wakes the new head goes out
--- before the first write: refused (an ACL), it leaves every key as it was.
+-- Which waiters are gone, read before anything is written. Dropping a gone
+-- head leaves the others' deadlines as they are (see fair_acquire.lua), so
+-- each is gone once its own score has passed. The PUBLISH that wakes the new
+-- head goes out before the first write: refused (an ACL), it leaves every key
+-- as it was.
 local gone = 0
 local head = false
 while true do
@@ -37,7 +36,7 @@ while true do
     break
   end
   local deadline = tonumber(redis.call('zscore', KEYS[3], head))
-  if deadline ~= nil and deadline - gone * wait > now then
+  if deadline ~= nil and deadline > now then
     break
   end
   gone = gone + 1
@@ -53,10 +52,6 @@ local function drop_gone()
   for _ = 1, gone do
     local dropped = redis.call('lpop', KEYS[2])
     redis.call('zrem', KEYS[3], dropped)
-    local waiters = redis.call('zrange', KEYS[3], 0, -1)
-    for i = 1, #waiters do
-      redis.call('zincrby', KEYS[3], -wait, waiters[i])
-    end
   end
 end
 

@@ -7,8 +7,11 @@
 --          must not take effect then: the client has already decided.
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner "<client-id>:<thread-id>"
+-- ARGV[3]  "0": a non-re-entrant lock, whose owner asking again is refused;
+--          anything else (or absent): re-entrant
 -- Returns nil when the caller now holds the lock, else the lock's PTTL in ms:
--- how long the caller may have to wait.
+-- how long the caller may have to wait; an error reply starting with
+-- WARDEN_WOULD_DEADLOCK when the owner already holds a non-re-entrant lock.
 if redis.call('exists', KEYS[2]) == 1 then
   return redis.error_reply('WARDEN_CANCELLED this acquire attempt was settled as not taken')
 end
@@ -29,6 +32,10 @@ if key_type ~= 'none' then
   if foreign then
     return redis.error_reply('WARDEN_WRONG_TYPE the key is a ' .. key_type .. ' that is not a lock')
   end
+end
+if redis.call('hexists', KEYS[1], ARGV[2]) == 1 and ARGV[3] == '0' then
+  return redis.error_reply('WARDEN_WOULD_DEADLOCK owner ' .. ARGV[2] ..
+    ' already holds this non-re-entrant lock; asking again would wait for itself for ever')
 end
 if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   redis.call('hincrby', KEYS[1], ARGV[2], 1)

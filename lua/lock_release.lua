@@ -4,7 +4,8 @@
 -- KEYS[3]  unlock latch: remembers this release's result, so that a release
 --          resent after a lost reply repeats its first answer instead of
 --          decrementing twice or answering "not owner"
--- ARGV[1]  unlock message ("0")
+-- ARGV[1]  unlock message ("0"), or "" to publish nothing (a SpinLock: its
+--          waiters poll, nobody listens)
 -- ARGV[2]  lease (ms) to keep on the lock when holds remain
 -- ARGV[3]  owner
 -- ARGV[4]  how long (ms) the latch is kept
@@ -26,7 +27,9 @@ if count > 1 then
 end
 -- PUBLISH before the first write: refused (an ACL), it leaves the hold as it
 -- was rather than freed with nobody woken.
-redis.call('publish', KEYS[2], ARGV[1])
+if ARGV[1] ~= '' then
+  redis.call('publish', KEYS[2], ARGV[1])
+end
 redis.call('del', KEYS[1])
 redis.call('set', KEYS[3], 1, 'px', ARGV[4])
 return 1

@@ -8,7 +8,7 @@
 -- ARGV[1]  owner
 -- ARGV[2]  hold count the attempt would have produced
 -- ARGV[3]  lease (ms) to keep when holds remain after a take-back
--- ARGV[4]  unlock message ("0")
+-- ARGV[4]  unlock message ("0"), or "" to publish nothing (SpinLock)
 -- ARGV[5]  "1": keep the hold if the attempt took effect; "0": take it back
 -- ARGV[6]  how long (ms) the cancel mark is kept
 -- Returns 1 if the attempt had taken effect (now kept or taken back), 0 if
@@ -23,7 +23,9 @@ if ARGV[5] == '1' then
 end
 -- Publish first: should it be refused, nothing has changed yet.
 if count == 1 and redis.call('hlen', KEYS[1]) == 1 then
-  redis.call('publish', KEYS[2], ARGV[4])
+  if ARGV[4] ~= '' then
+    redis.call('publish', KEYS[2], ARGV[4])
+  end
   redis.call('del', KEYS[1])
   return 1
 end

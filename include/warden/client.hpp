@@ -10,8 +10,10 @@
 
 #include <warden/config.hpp>
 #include <warden/fair_lock.hpp>
+#include <warden/fenced_lock.hpp>
 #include <warden/lock.hpp>
 #include <warden/read_write_lock.hpp>
+#include <warden/spin_lock.hpp>
 
 namespace warden {
 
@@ -53,6 +55,28 @@ class WARDEN_API Client {
   // order owners started waiting (see FairLock). Throws errc::invalid_argument
   // for an empty name.
   FairLock get_fair_lock(std::string_view name);
+
+  // A handle to the fenced lock `name` (also its Redis key): a Lock whose
+  // every acquire draws a fencing token from redisson_lock_token:{NAME} (see
+  // FencedLock). Throws as get_lock().
+  FencedLock get_fenced_lock(std::string_view name);
+
+  // A handle to the spin lock `name` (also its Redis key): a Lock whose
+  // waiters poll with `backoff` instead of subscribing, and whose release
+  // publishes nothing (see SpinLock). Throws as get_lock(), and
+  // errc::invalid_argument naming the field when `backoff` is out of range.
+  // Handles of one name made with different back-offs are separate locks
+  // within this client (as a Lock and a FairLock of one name are): each
+  // keeps its own book of holds, though Redis sees one lock.
+  SpinLock get_spin_lock(std::string_view name, SpinBackoff backoff = {});
+
+  // Non-re-entrant variants of get_lock() and get_fair_lock(): the same keys
+  // and waiting, but an owner that asks for the lock while it holds it fails
+  // at once with errc::would_deadlock (every acquire form; nothing changes
+  // in Redis) instead of nesting a second hold, as std::mutex would
+  // deadlock. Throw as get_lock().
+  Lock get_non_reentrant_lock(std::string_view name);
+  FairLock get_non_reentrant_fair_lock(std::string_view name);
 
   // A handle to the read-write lock `name` (its hash's Redis key).
   // Throws errc::invalid_argument for an empty name.

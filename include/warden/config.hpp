@@ -101,7 +101,8 @@ struct WARDEN_API Config {
   // whenever it tries for the lock, and while waiting it tries again at least
   // every fair_lock_wait_timeout / 3, so a live waiter keeps its place however
   // long it waits, and a dead one holds up the queue at most this long after
-  // its last try. Short values are safe for long waits; they cost each waiter
+  // its last try (plus this long for each dead waiter dropped ahead of it).
+  // Short values are safe for long waits; they cost each waiter
   // a script call every fair_lock_wait_timeout / 3. 3 ms to ten years.
   // Redisson's default.
   std::chrono::milliseconds fair_lock_wait_timeout{300'000};

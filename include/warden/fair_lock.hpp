@@ -26,11 +26,18 @@ namespace warden {
 //   redisson_lock__channel:{NAME}:<owner>; the other waiters sleep on.
 // - A waiter whose process died is dropped from the queue once it has gone
 //   unseen for Config::fair_lock_wait_timeout (its deadline is kept in
-//   redisson_lock_timeout:{NAME}, epoch ms by the server's clock). A live
-//   waiter tries again at least every fair_lock_wait_timeout / 3, which moves
-//   its deadline on, so it keeps its place however long it waits (one cut
-//   off from the server for longer than the timeout loses its place and
-//   queues again at the end when it is back).
+//   redisson_lock_timeout:{NAME}, epoch ms by the server's clock), plus that
+//   long again for each dead waiter dropped ahead of it. A live waiter tries
+//   again at least every fair_lock_wait_timeout / 3, which moves its deadline
+//   on, so it keeps its place however long it waits (one cut off from the
+//   server for longer than the timeout loses its place and queues again at
+//   the end when it is back).
+// - The queue may be shared with Redisson's waiters, which write their
+//   deadline once and never refresh it. Dropping a dead head leaves every
+//   other deadline as it is (Redisson's rule), so a live Redisson waiter
+//   behind a dead one keeps its place, and nobody behind it jumps ahead.
+// - A MultiLock over fair locks keeps its places in their queues between its
+//   attempts, and leaves them when its call ends without the lock.
 // - A try_lock_for() / try_lock_until() that times out (or fails) leaves the
 //   queue; those behind it move up one place, their deadlines moved forward
 //   by the same step, never back.

@@ -76,9 +76,11 @@ class WARDEN_API Lock : public detail::timed_lockable<Lock> {
   // a key that is not a lock of this kind, when no connection can be made
   // within Config::command_timeout, and after Config::retry_attempts + 1 lost
   // replies (of attempts or of settling them), each costing at most
-  // command_timeout. An attempt whose reply was lost is settled before
-  // anything else of this owner on this lock is sent: kept if it took
-  // effect, taken back if the caller has gone.
+  // command_timeout; at once with errc::would_deadlock when the lock is
+  // non-re-entrant (Client::get_non_reentrant_lock) and the calling thread
+  // holds it already (every acquire form does). An attempt whose reply was
+  // lost is settled before anything else of this owner on this lock is sent:
+  // kept if it took effect, taken back if the caller has gone.
   void lock();
   // As lock(), until `cancel` is cancelled: then throws errc::cancelled soon
   // after (on the next turn of the I/O thread, or once an attempt in flight

@@ -6,11 +6,13 @@
 #include <warden/config.hpp>
 #include <warden/error.hpp>
 #include <warden/fair_lock.hpp>
+#include <warden/fenced_lock.hpp>
 #include <warden/lock.hpp>
 #include <warden/lock_lost.hpp>
 #include <warden/multi_lock.hpp>
 #include <warden/observer.hpp>
 #include <warden/read_write_lock.hpp>
 #include <warden/red_lock.hpp>
+#include <warden/spin_lock.hpp>
 #include <warden/thread_id.hpp>
 #include <warden/version.hpp>

@@ -9,9 +9,11 @@
 
 #include <warden/client.hpp>
 #include <warden/fair_lock.hpp>
+#include <warden/fenced_lock.hpp>
 #include <warden/lock.hpp>
 #include <warden/multi_lock.hpp>
 #include <warden/red_lock.hpp>
+#include <warden/spin_lock.hpp>
 
 namespace warden::detail {
 
@@ -25,7 +27,7 @@ struct access {
   static const std::shared_ptr<CompositeCore>& core(const MultiLock& lock) noexcept { return lock.core_; }
   static const std::shared_ptr<CompositeCore>& core(const RedLock& lock) noexcept { return lock.core_; }
 
-  // A handle (Lock or FairLock) on `core`.
+  // A handle (Lock, FairLock, FencedLock, SpinLock) on `core`.
   template <class Handle>
   static Handle make(std::shared_ptr<LockCore> core) noexcept {
     return Handle(std::move(core));

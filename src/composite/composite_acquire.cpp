@@ -170,8 +170,20 @@ class CompositeAcquire : public std::enable_shared_from_this<CompositeAcquire> {
   void finish(std::optional<Error> error, bool acquired) {
     if (finished_) return;
     finished_ = true;
+    if (!acquired && core_->members_wait()) give_up_places();
     auto done = std::move(done_);
     done(std::move(error), acquired);
+  }
+
+  // The members kept their fair-queue places across the attempts (see
+  // Round::ask); the call is over without the lock, so they leave the queues.
+  // Every round has ended by now (a failed round waits for its members).
+  void give_up_places() {
+    for (std::size_t i = 0; i < core_->size(); ++i) {
+      auto member = core_->member(i);
+      run_on(
+          member, [member, owner = owner_] { member->give_up(owner); }, [] {});
+    }
   }
 
   std::shared_ptr<CompositeCore> core_;

@@ -66,6 +66,11 @@ void Round::ask(const std::shared_ptr<Gather<MemberVote>>& gather, std::size_t i
         // Both only ever touched on this member's I/O thread.
         auto timer = std::make_shared<TimerQueue::id>(0);
         auto answered = std::make_shared<bool>(false);
+        AcquireOptions options;
+        options.cancel = cancel;
+        // A fair member that waited without the lock keeps its queue place
+        // for the next attempt; the composite gives it up when its call ends.
+        options.keep_queue_place = round->core_->members_wait();
         member->acquire(owner, member_wait, attempt_lease,
                         [gather, round, i, member, timer, answered, &loop](std::error_code error, bool acquired,
                                                                            const std::string& message) {
@@ -81,7 +86,7 @@ void Round::ask(const std::shared_ptr<Gather<MemberVote>>& gather, std::size_t i
                           }
                           if (!gather->report(i, std::move(v))) round->late(i, acquired);
                         },
-                        cancel);
+                        std::move(options));
         if (*answered) return;  // answered at once (e.g. its client is shutting down)
         *timer = loop.after(budget, [gather, round, i, member, budget] {
           // A node that is down shows as what its connection last failed with.

@@ -5,8 +5,8 @@
 namespace warden::detail {
 
 AcquireFsm::AcquireFsm(clock::time_point start, std::optional<std::chrono::milliseconds> wait, int max_unknown,
-                       std::chrono::milliseconds unknown_ttl_wait)
-    : max_unknown_(max_unknown), unknown_ttl_wait_(unknown_ttl_wait) {
+                       std::chrono::milliseconds unknown_ttl_wait, std::optional<SpinDelays> polling)
+    : max_unknown_(max_unknown), unknown_ttl_wait_(unknown_ttl_wait), polling_(std::move(polling)) {
   // A wait too long to represent as a time point (milliseconds::max() and the
   // like) means "for ever", not an overflow into the past.
   if (wait && *wait < std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - start)) {
@@ -20,10 +20,14 @@ AcquireFsm::decision AcquireFsm::held(clock::time_point now, std::chrono::millis
   // to land exactly then): wait that millisecond, not as if there were no TTL.
   // Only a negative PTTL means the key has no expiry.
   auto sleep = ttl.count() >= 0 ? std::max(ttl, std::chrono::milliseconds{1}) : unknown_ttl_wait_;
+  // A poller is told of no release: it comes back after its back-off delay,
+  // or when the lease runs out if that is sooner.
+  if (polling_) sleep = std::min(sleep, polling_->next());
   if (deadline_) {
     auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - now);
     sleep = std::min(sleep, left);
   }
+  if (polling_) return {step::pause, sleep};
   if (!joined_) {
     joined_ = true;
     return {step::subscribe, sleep};

@@ -1,5 +1,7 @@
 // The decisions of one acquire: try, subscribe, re-try, sleep until woken or
 // min(lock TTL, time left), re-try; read ownership back after a lost reply.
+// A polling acquire (SpinLock) never subscribes: it pauses for its back-off's
+// next delay, capped by the TTL and the time left, and re-tries.
 // Pure logic: the driver (lock_core.cpp) performs each step and reports back.
 #pragma once
 
@@ -7,6 +9,7 @@
 #include <optional>
 
 #include "io/timer_queue.hpp"
+#include "lock/spin_delays.hpp"
 
 namespace warden::detail {
 
@@ -16,6 +19,7 @@ class AcquireFsm {
     try_acquire,  // run the acquire script
     subscribe,    // join the lock's waiters; if not confirmed within `wait`, re-try anyway
     sleep,        // park until woken by a message or until `wait` has passed, then re-try
+    pause,        // polling: sleep `wait` on a timer (no subscription), then re-try
     read_back,    // an acquire's reply never came: read back whether it took effect
     acquired,     // done, the lock is held
     timed_out,    // done, the wait ran out
@@ -29,9 +33,10 @@ class AcquireFsm {
   // `wait`: how long the caller may wait (nullopt: for ever). `max_unknown`:
   // how many lost acquire replies to tolerate. `unknown_ttl_wait`: the sleep
   // used when the holder's TTL is unknown (a key without expiry), so that a
-  // lost unlock message costs a bounded delay.
+  // lost unlock message costs a bounded delay. `polling`: the delays of a
+  // waiter that polls instead of subscribing (nullopt: it subscribes).
   AcquireFsm(clock::time_point start, std::optional<std::chrono::milliseconds> wait, int max_unknown,
-             std::chrono::milliseconds unknown_ttl_wait);
+             std::chrono::milliseconds unknown_ttl_wait, std::optional<SpinDelays> polling = std::nullopt);
 
   decision start() const { return {step::try_acquire}; }
   // The acquire ran and the lock is held by someone else for `ttl` more
@@ -56,6 +61,7 @@ class AcquireFsm {
   int unknown_ = 0;
   std::chrono::milliseconds unknown_ttl_wait_;
   bool joined_ = false;
+  std::optional<SpinDelays> polling_;
 };
 
 }  // namespace warden::detail

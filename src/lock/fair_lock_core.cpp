@@ -11,8 +11,8 @@ constexpr const char* wake_message = "0";
 
 }  // namespace
 
-FairLockCore::FairLockCore(std::shared_ptr<ClientCore> client, std::string name)
-    : LockCore(std::move(client), std::move(name)),
+FairLockCore::FairLockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant)
+    : LockCore(std::move(client), std::move(name), reentrant),
       queue_(keys::fair_queue(this->name())),
       timeouts_(keys::fair_timeouts(this->name())) {}
 
@@ -24,7 +24,7 @@ ScriptCall FairLockCore::acquire(thread_id owner, milliseconds lease, bool join_
   return {&scripts::fair_acquire,
           {name(), queue_, timeouts_, channel()},
           {std::to_string(lease.count()), client().owner(owner), wait_timeout(), join_queue ? "1" : "0",
-           wake_message}};
+           wake_message, reentrant() ? "1" : "0"}};
 }
 
 ScriptCall FairLockCore::acquire_call(thread_id owner, milliseconds lease) const { return acquire(owner, lease, true); }
@@ -46,11 +46,11 @@ ScriptCall FairLockCore::release_call(thread_id owner, milliseconds keep_lease, 
   return {&scripts::fair_release,
           {name(), queue_, timeouts_, channel(), keys::unlock_latch(name(), request_id)},
           {wake_message, std::to_string(keep_lease.count()), client().owner(owner),
-           std::to_string(latch_ttl.count()), wait_timeout()}};
+           std::to_string(latch_ttl.count())}};
 }
 
 ScriptCall FairLockCore::force_release_call() const {
-  return {&scripts::fair_force_release, {name(), queue_, timeouts_, channel()}, {wake_message, wait_timeout()}};
+  return {&scripts::fair_force_release, {name(), queue_, timeouts_, channel()}, {wake_message}};
 }
 
 ScriptCall FairLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {

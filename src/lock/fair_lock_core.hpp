@@ -15,7 +15,8 @@ namespace warden::detail {
 
 class FairLockCore final : public LockCore {
  public:
-  FairLockCore(std::shared_ptr<ClientCore> client, std::string name);
+  // `reentrant` false: the non-re-entrant fair lock (see LockCore).
+  FairLockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant = true);
 
   ScriptCall acquire_call(thread_id owner, milliseconds lease) const override;
   ScriptCall try_acquire_call(thread_id owner, milliseconds lease) const override;

@@ -66,6 +66,8 @@ std::string fair_queue(std::string_view name) { return prefixed("redisson_lock_q
 
 std::string fair_timeouts(std::string_view name) { return prefixed("redisson_lock_timeout", name); }
 
+std::string fenced_token(std::string_view name) { return prefixed("redisson_lock_token", name); }
+
 std::string rwlock_channel(std::string_view name) { return prefixed("redisson_rwlock", name); }
 
 std::string rwlock_timeout_prefix(std::string_view name, std::string_view owner) {

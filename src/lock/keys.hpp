@@ -44,6 +44,9 @@ std::string fair_queue(std::string_view name);
 // redisson_lock_timeout:{name} — a fair lock's waiter deadlines (epoch ms)
 std::string fair_timeouts(std::string_view name);
 
+// redisson_lock_token:{name} — a fenced lock's token counter
+std::string fenced_token(std::string_view name);
+
 // redisson_rwlock:{name} — where a read-write lock's waiters are woken
 std::string rwlock_channel(std::string_view name);
 

@@ -16,12 +16,19 @@
 namespace warden::detail {
 namespace {
 
-constexpr const char* unlock_message = "0";
+std::mt19937_64& random_source() {
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  return random;
+}
 
 std::string random_request_id() {
-  thread_local std::mt19937_64 random{std::random_device{}()};
+  auto& random = random_source();
   return fmt::format("{:016x}{:016x}", random(), random());
 }
+
+// Seeds each poller's jitter differently, so that waiters that failed
+// together do not retry together.
+std::uint64_t random_seed() { return random_source()(); }
 
 // One acquire in progress: performs the steps AcquireFsm decides.
 //
@@ -35,7 +42,7 @@ std::string random_request_id() {
 class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
  public:
   AcquireOp(std::shared_ptr<LockCore> lock, thread_id owner, std::optional<std::chrono::milliseconds> wait,
-            std::optional<std::chrono::milliseconds> lease, LockCore::acquire_done done, cancel_token cancel)
+            std::optional<std::chrono::milliseconds> lease, LockCore::acquire_done done, AcquireOptions options)
       : lock_(std::move(lock)),
         client_(lock_->client()),
         node_(lock_->node()),
@@ -43,9 +50,12 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
         lease_(lease),
         channel_(lock_->wait_channel(owner)),
         tally_{clock::now()},
-        fsm_(tally_.started, wait, client_.config().retry_attempts, client_.config().lock_watchdog_timeout),
+        fsm_(tally_.started, wait, client_.config().retry_attempts, client_.config().lock_watchdog_timeout,
+             polling_delays(*lock_)),
         done_(std::move(done)),
-        cancel_(std::move(cancel)) {
+        cancel_(std::move(options.cancel)),
+        keep_queue_place_(options.keep_queue_place),
+        on_token_(std::move(options.on_token)) {
     // A bounded wait answers by its deadline plus one command's time: the
     // last attempt may be sent at the deadline and gets that long to answer.
     if (auto deadline = fsm_.deadline()) bound_ = saturating_add(*deadline, client_.config().command_timeout);
@@ -69,6 +79,11 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   }
 
  private:
+  static std::optional<SpinDelays> polling_delays(const LockCore& lock) {
+    if (auto* backoff = lock.polling()) return SpinDelays(*backoff, random_seed());
+    return std::nullopt;
+  }
+
   std::chrono::milliseconds lease_ms() const { return lease_.value_or(client_.config().lock_watchdog_timeout); }
 
   static clock::time_point saturating_add(clock::time_point at, std::chrono::milliseconds span) {
@@ -88,6 +103,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       case AcquireFsm::step::try_acquire: return try_acquire();
       case AcquireFsm::step::subscribe: return subscribe(decision.wait);
       case AcquireFsm::step::sleep: return sleep(decision.wait);
+      case AcquireFsm::step::pause: return pause(decision.wait);
       case AcquireFsm::step::read_back: return settle(true);
       case AcquireFsm::step::acquired: return finish({}, true, {});
       case AcquireFsm::step::timed_out: return finish({}, false, {});
@@ -165,15 +181,16 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       return finish(error_reply_code(response.reply), false,
                     lock_->message(describe_problem(response.reply, {})));
     }
-    if (auto problem = reply_problem(response.reply, {Reply::kind::nil, Reply::kind::integer})) {
-      return finish(problem, false,
-                    lock_->message(describe_problem(response.reply, {Reply::kind::nil, Reply::kind::integer})));
+    auto answer = lock_->read_acquire(response.reply);
+    if (!answer.problem.empty()) {
+      return finish(make_error_code(errc::protocol_error), false, lock_->message(answer.problem));
     }
-    if (response.reply.is_nil()) {
+    if (answer.acquired) {
       acquired_sent_ = sent;
+      token_ = answer.token;
       return run(fsm_.acquired());
     }
-    auto decision = fsm_.held(clock::now(), std::chrono::milliseconds{response.reply.integer});
+    auto decision = fsm_.held(clock::now(), answer.ttl);
     if (decision.next == AcquireFsm::step::sleep && poked_) return run(fsm_.woken());
     run(decision);
   }
@@ -200,8 +217,9 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   }
 
   void on_settled(bool keep, Response&& response) {
-    bool answered = response.ok() && response.reply.is_integer();
-    bool applied = answered && response.reply.integer == 1;
+    auto answer = response.ok() ? lock_->read_settle(response.reply, keep) : std::nullopt;
+    bool answered = answer.has_value();
+    bool applied = answered && answer->applied;
     if (!keep || finished_) {
       // A take-back, or the caller left while a keeping settle ran: a kept
       // hold must now be given back (the attempt is still the count's last
@@ -230,17 +248,25 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       return run(fsm_.unknown());  // settle again, or give up and take it back
     }
     lock_->leave_lane(owner_id_);
-    if (applied) acquired_sent_ = last_try_sent_;
+    if (applied) {
+      acquired_sent_ = last_try_sent_;
+      token_ = answer->token;
+    }
     run(fsm_.read_back(clock::now(), applied));
   }
 
-  void subscribe(std::chrono::milliseconds wait) {
-    // From here the op may wait with no command in flight (parked, or on its
-    // timer): shutdown must be able to fail it. Before, a command in flight
-    // always completes it, and closing the connection fails that command.
+  // From here the op may wait with no command in flight (parked, or on its
+  // timer): shutdown must be able to fail it. Before, a command in flight
+  // always completes it, and closing the connection fails that command.
+  void track_shutdown() {
+    if (ticket_ != 0) return;
     ticket_ = client_.track([self = shared_from_this()] {
       self->finish(make_error_code(errc::shut_down), false, self->lock_->message("the client shut down"));
     });
+  }
+
+  void subscribe(std::chrono::milliseconds wait) {
+    track_shutdown();
     arm(wait);
     auto self = shared_from_this();
     waiter_ = node_.pubsub().join(
@@ -270,6 +296,13 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       tally_.woken(wake_cause::message);  // a wake-up that came while it was not asleep
       return run(fsm_.woken());
     }
+    arm(wait);
+  }
+
+  // A poller's sleep: a timer of the I/O thread, no subscription, nothing
+  // else running for it meanwhile.
+  void pause(std::chrono::milliseconds wait) {
+    track_shutdown();
     arm(wait);
   }
 
@@ -311,13 +344,15 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     if (waiter_ != 0) node_.pubsub().leave(channel_, waiter_, !acquired && woken_);
     waiter_ = 0;
     if (ticket_ != 0) client_.untrack(ticket_);
-    if (!acquired && waited_) {
+    // A MultiLock keeps its members' queue places between its attempts.
+    if (!acquired && waited_ && !keep_queue_place_) {
       if (auto call = lock_->give_up_call(owner_id_)) {
         node_.run_script(*call->script, call->keys, call->args, clock::now() + client_.config().command_timeout,
                          true, [](Response&&) {});
       }
     }
     if (acquired) client_.holds().acquired(lock_, owner_id_, lease_, acquired_sent_);
+    if (acquired && token_ && on_token_) on_token_(*token_);
     report_acquire(*lock_, owner_id_, tally_, acquired, error);
     auto done = std::move(done_);
     done(error, acquired, message);
@@ -334,6 +369,9 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   std::optional<clock::time_point> bound_;  // the caller has its answer by then
   LockCore::acquire_done done_;
   cancel_token cancel_;
+  bool keep_queue_place_ = false;
+  std::function<void(std::int64_t)> on_token_;
+  std::optional<std::int64_t> token_;
   std::uint64_t cancel_handle_ = 0;
   std::uint64_t ticket_ = 0;
   std::uint64_t waiter_ = 0;
@@ -352,8 +390,8 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
 
 }  // namespace
 
-LockCore::LockCore(std::shared_ptr<ClientCore> client, std::string name)
-    : client_(std::move(client)), name_(std::move(name)), channel_(keys::lock_channel(name_)) {}
+LockCore::LockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant)
+    : client_(std::move(client)), name_(std::move(name)), channel_(keys::lock_channel(name_)), reentrant_(reentrant) {}
 
 Node& LockCore::node() const { return client_->node_for(name_); }
 
@@ -364,7 +402,25 @@ std::string LockCore::message(std::string_view what) const {
 const Script& LockCore::renew_script() const { return scripts::lock_renew; }
 
 ScriptCall LockCore::acquire_call(thread_id owner, milliseconds lease) const {
-  return {&scripts::lock_acquire, {name_}, {std::to_string(lease.count()), client_->owner(owner)}};
+  return {&scripts::lock_acquire,
+          {name_},
+          {std::to_string(lease.count()), client_->owner(owner), reentrant_ ? "1" : "0"}};
+}
+
+AcquireAnswer LockCore::read_acquire(const Reply& reply) const {
+  AcquireAnswer answer;
+  if (reply_problem(reply, {Reply::kind::nil, Reply::kind::integer})) {
+    answer.problem = describe_problem(reply, {Reply::kind::nil, Reply::kind::integer});
+    return answer;
+  }
+  answer.acquired = reply.is_nil();
+  answer.ttl = milliseconds{reply.integer};
+  return answer;
+}
+
+std::optional<SettleAnswer> LockCore::read_settle(const Reply& reply, bool /*keep*/) const {
+  if (!reply.is_integer()) return std::nullopt;
+  return SettleAnswer{reply.integer == 1, std::nullopt};
 }
 
 std::string LockCore::wait_channel(thread_id /*owner*/) const { return channel_; }
@@ -375,18 +431,19 @@ ScriptCall LockCore::release_call(thread_id owner, milliseconds keep_lease, cons
                                   milliseconds latch_ttl) const {
   return {&scripts::lock_release,
           {name_, channel_, keys::unlock_latch(name_, request_id)},
-          {unlock_message, std::to_string(keep_lease.count()), client_->owner(owner), std::to_string(latch_ttl.count())}};
+          {unlock_message(), std::to_string(keep_lease.count()), client_->owner(owner),
+           std::to_string(latch_ttl.count())}};
 }
 
 ScriptCall LockCore::force_release_call() const {
   // The fair queue's key lets the script refuse a fair lock that has waiters.
-  return {&scripts::lock_force_release, {name_, channel_, keys::fair_queue(name_)}, {unlock_message}};
+  return {&scripts::lock_force_release, {name_, channel_, keys::fair_queue(name_)}, {unlock_message()}};
 }
 
 ScriptCall LockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
   return {&scripts::lock_resolve_acquire,
           {name_, channel_},
-          {client_->owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), unlock_message}};
+          {client_->owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), unlock_message()}};
 }
 
 std::string LockCore::owner_field(thread_id owner) const { return client_->owner(owner); }
@@ -396,8 +453,15 @@ ScriptCall LockCore::set_lease_call(thread_id owner, milliseconds lease) const {
 }
 
 void LockCore::acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
-                       acquire_done done, cancel_token cancel) {
-  std::make_shared<AcquireOp>(shared_from_this(), owner, wait, lease, std::move(done), std::move(cancel))->start();
+                       acquire_done done, AcquireOptions options) {
+  std::make_shared<AcquireOp>(shared_from_this(), owner, wait, lease, std::move(done), std::move(options))->start();
+}
+
+void LockCore::give_up(thread_id owner) {
+  auto call = give_up_call(owner);
+  if (!call) return;
+  node().run_script(*call->script, call->keys, call->args, clock::now() + client_->config().command_timeout, true,
+                    [](Response&&) {});
 }
 
 void LockCore::enter_lane(thread_id owner, std::optional<clock::time_point> give_up_at,

@@ -19,6 +19,7 @@
 #include <warden/cancel.hpp>
 #include <warden/lock_lost.hpp>
 #include <warden/observer.hpp>
+#include <warden/spin_lock.hpp>
 
 #include "lock/lost_listeners.hpp"
 #include "io/reply.hpp"
@@ -36,6 +37,32 @@ struct Inspection {
   std::string mode;         // a read-write lock's "read"/"write", else empty
 };
 
+// What an acquire script's reply says (LockCore::read_acquire).
+struct AcquireAnswer {
+  bool acquired = false;
+  std::chrono::milliseconds ttl{0};   // not acquired: the holder's PTTL (negative: no expiry)
+  std::optional<std::int64_t> token;  // FencedLock: the token of the hold taken
+  std::string problem;                // not empty: not a reply this kind's script gives
+};
+
+// What a settle script's reply says (LockCore::read_settle).
+struct SettleAnswer {
+  bool applied = false;               // the lost attempt had taken effect
+  std::optional<std::int64_t> token;  // FencedLock, kept: the hold's token
+};
+
+// How one acquire goes, beyond its wait and lease.
+struct AcquireOptions {
+  // Cancelling it ends the wait with errc::cancelled.
+  cancel_token cancel;
+  // A wait that ends without the lock stays in the fair queue instead of
+  // leaving it: a MultiLock keeps its members' places between its attempts
+  // and gives them up (LockCore::give_up) when its whole call ends.
+  bool keep_queue_place = false;
+  // Told the fencing token of the hold taken (FencedLock), just before done.
+  std::function<void(std::int64_t token)> on_token;
+};
+
 // A script invocation: what a lock kind sends for one of its operations.
 struct ScriptCall {
   const Script* script = nullptr;
@@ -43,7 +70,8 @@ struct ScriptCall {
   std::vector<std::string> args;
 };
 
-// The re-entrant Lock. Other kinds (fair, read, write) derive and override the
+// The re-entrant Lock (or, built with reentrant = false, the non-re-entrant
+// one). Other kinds (fair, fenced, spin, read, write) derive and override the
 // hooks in the "kind" section; the operations above them are shared.
 class LockCore : public std::enable_shared_from_this<LockCore> {
  public:
@@ -51,7 +79,9 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   using acquire_done = std::function<void(std::error_code, bool acquired, const std::string& message)>;
   using release_done = std::function<void(std::error_code, const std::string& message)>;
 
-  LockCore(std::shared_ptr<ClientCore> client, std::string name);
+  // `reentrant` false: a second acquire by the owner holding the lock fails
+  // at once with errc::would_deadlock instead of nesting.
+  LockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant = true);
   virtual ~LockCore() = default;
 
   const std::string& name() const { return name_; }
@@ -61,9 +91,12 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
   // Waits up to `wait` (nullopt: for ever) for the lock on behalf of `owner`.
   // `lease` nullopt: watchdog mode.
-  // `cancel`: cancelling it ends the wait with errc::cancelled.
   void acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
-               acquire_done done, cancel_token cancel = {});
+               acquire_done done, AcquireOptions options = {});
+  // Leaves the fair queue if `owner` waits in it (after acquires with
+  // keep_queue_place); nothing for kinds without a queue. Fire and forget:
+  // a place left behind is dropped once its deadline passes.
+  void give_up(thread_id owner);
   void release(thread_id owner, release_done done);
   void force_release(std::function<void(std::error_code, bool, const std::string&)> done);
   // The lock's state as `owner` sees it, after checking that the key is a lock
@@ -85,8 +118,11 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // ---- kind: what differs between lock kinds ----
 
   // The acquire script. Its reply: nil = acquired, integer = PTTL to wait, an
-  // error reply starting with "WARDEN_WOULD_DEADLOCK" = can never succeed.
+  // error reply starting with "WARDEN_WOULD_DEADLOCK" = can never succeed
+  // (read by read_acquire).
   virtual ScriptCall acquire_call(thread_id owner, milliseconds lease) const;
+  // The acquire script's (non-error) reply.
+  virtual AcquireAnswer read_acquire(const Reply& reply) const;
   // The acquire script for an attempt after which the caller will not wait
   // (try_lock(), or the last attempt of a bounded wait). Same reply as
   // acquire_call. A fair lock uses it to try without joining its queue.
@@ -105,6 +141,12 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // keys and two arguments: "1" keep / "0" take back, and the mark's TTL (ms).
   // Reply: 1 the attempt had taken effect, 0 it had not (and now cannot).
   virtual ScriptCall resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const;
+  // The settle script's (non-error) reply; nullopt when it is not one the
+  // script gives. `keep`: it was asked to keep the hold.
+  virtual std::optional<SettleAnswer> read_settle(const Reply& reply, bool keep) const;
+  // A waiter that polls instead of subscribing (SpinLock): its back-off.
+  // nullptr: waiters subscribe to wait_channel().
+  virtual const SpinBackoff* polling() const { return nullptr; }
   // The hash field holding `owner`'s count (read-back, hold_count, is_held).
   virtual std::string owner_field(thread_id owner) const;
   // Batched renewal: one script for many holds; KEYS gets renew_key(), ARGV
@@ -123,6 +165,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
   // "warden: lock 'NAME' on SERVER: WHAT"
   std::string message(std::string_view what) const;
+
+  bool reentrant() const { return reentrant_; }
 
   // ---- lanes (loop thread) ----
   // Scripts that change one owner's hold count on this lock (acquire attempts,
@@ -145,6 +189,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   std::shared_ptr<ClientCore> client_;
   std::string name_;
   std::string channel_;
+  bool reentrant_;
   LostListeners lost_listeners_;
 
   struct LaneWaiter {
@@ -162,6 +207,9 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
  protected:
   const std::string& channel() const { return channel_; }
+  // The unlock message the scripts publish ("0"); "" for a kind whose
+  // waiters poll (nothing is published).
+  virtual const char* unlock_message() const { return "0"; }
 };
 
 }  // namespace warden::detail

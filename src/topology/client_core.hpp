@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include <warden/config.hpp>
 #include <warden/error.hpp>
@@ -49,16 +50,18 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   Node& node_for(std::string_view key);
 
   // One core per kind and name, shared by every handle of it, so that holds,
-  // the lost-lock callback and waiters agree whichever handle is used.
-  template <class Core>
-  std::shared_ptr<Core> lock_core(std::string_view kind, std::string_view name) {
+  // the lost-lock callback and waiters agree whichever handle is used. `args`
+  // follow the client and the name to Core's constructor; `kind` must tell
+  // apart cores built with different ones.
+  template <class Core, class... Args>
+  std::shared_ptr<Core> lock_core(std::string_view kind, std::string_view name, Args&&... args) {
     std::lock_guard<std::mutex> guard(locks_mutex_);
     std::string key(kind);
     key += '\n';
     key += name;
     auto& slot = locks_[key];
     if (auto existing = slot.lock()) return std::static_pointer_cast<Core>(existing);
-    auto core = std::make_shared<Core>(shared_from_this(), std::string(name));
+    auto core = std::make_shared<Core>(shared_from_this(), std::string(name), std::forward<Args>(args)...);
     slot = core;
     prune_locks();
     return core;

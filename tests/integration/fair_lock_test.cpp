@@ -494,6 +494,131 @@ TEST_F(FairLockTest, IsALockEverywhereALockIsAccepted) {
   EXPECT_NE(access::core(client.get_lock(name)), access::core(fair));
 }
 
+// A queue shared with Redisson, whose waiters write their deadline once (the
+// one ahead + W) and never refresh it. A dead head dropped ahead of a live
+// Redisson waiter must leave that waiter's deadline as it is, or it would be
+// dropped too and a warden waiter behind it would jump the queue.
+TEST_F(FairLockTest, ADeadHeadIsDroppedWithoutDroppingTheLiveRedissonWaiterBehindIt) {
+  const std::string name = "fair:mixed";
+  Client holder{config()};
+  Client ours{config()};
+  const std::string dead = "0b5e2d8e-1111-4a6b-9c3d-5e7f8a9b0c1d:1";
+  const std::string java = "6f1c7a52-5b7e-4c0a-9d55-3c2f0e6f4a11:1";
+  const std::string mine = owner_of(ours, 801);
+  FairLock lock = holder.get_fair_lock(name);
+
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round == 0 ? "dead head dropped by a waiter's attempt" : "dead head dropped by the release");
+    lock.lock(60s);
+    auto mine_queued = [&] {
+      auto queue = queue_of(probe, name);
+      return !queue.empty() && queue.back() == mine;
+    };
+    // Redisson's queue: a head whose process died (its deadline passed), and
+    // a live Redisson waiter behind it, whose deadline is the head's plus W.
+    long long dead_deadline = 0, java_deadline = 0;
+    auto redisson_deadlines = [&](long long head_deadline) {
+      dead_deadline = head_deadline;
+      java_deadline = head_deadline + wait_ms;
+      probe.command({"ZADD", timeout_key(name), std::to_string(dead_deadline), dead, std::to_string(java_deadline),
+                     java});
+    };
+    probe.command({"RPUSH", queue_key(name), dead, java});
+    AcquireFuture<void> got;
+    if (round == 0) {
+      redisson_deadlines(server_ms(probe) - 1'000);
+      got = ours.get_fair_lock(name).lock_async(801);  // its attempt drops the dead head
+      ASSERT_TRUE(eventually(mine_queued));
+    } else {
+      redisson_deadlines(server_ms(probe) + 60'000);
+      got = ours.get_fair_lock(name).lock_async(801);
+      ASSERT_TRUE(eventually(mine_queued));
+      EXPECT_EQ(queue_of(probe, name), (std::vector<std::string>{dead, java, mine}));
+      redisson_deadlines(server_ms(probe) - 1'000);  // now the head dies; the release drops it
+    }
+    MessageRecorder recorder(server, {wake_channel(name, dead), wake_channel(name, java), wake_channel(name, mine)});
+    if (round == 0) {
+      EXPECT_EQ(queue_of(probe, name), (std::vector<std::string>{java, mine})) << "order kept";
+    }
+    auto deadlines = deadlines_of(probe, name);
+    EXPECT_EQ(deadlines[java], java_deadline) << "the Redisson waiter's deadline was changed";
+    EXPECT_GE(deadlines[mine], server_ms(probe) + wait_ms) << "ours is behind it";
+
+    // The holder leaves; the head is Redisson's live waiter, so ours may not
+    // take the free lock.
+    lock.unlock();
+    auto woken = recorder.wait_for(1, 2s);
+    ASSERT_EQ(woken.size(), 1u);
+    EXPECT_EQ(woken[0].channel, wake_channel(name, java)) << "the live Redisson waiter is the one woken";
+    EXPECT_EQ(got.wait_for(300ms), std::future_status::timeout) << "a warden waiter jumped the queue";
+    EXPECT_FALSE(probe.exists(name));
+    EXPECT_EQ(queue_of(probe, name), (std::vector<std::string>{java, mine})) << "order kept";
+    EXPECT_EQ(deadlines_of(probe, name)[java], java_deadline);
+
+    // Redisson's waiter takes it as Redisson does (leaves the queue, everyone
+    // behind moves up one place), then releases it, waking the next head.
+    probe.command({"LPOP", queue_key(name)});
+    probe.command({"ZREM", timeout_key(name), java});
+    probe.command({"ZINCRBY", timeout_key(name), std::to_string(-wait_ms), mine});
+    probe.command({"HSET", name, java, "1"});
+    probe.command({"PEXPIRE", name, "30000"});
+    EXPECT_EQ(got.wait_for(100ms), std::future_status::timeout);
+    probe.command({"DEL", name});
+    probe.command({"PUBLISH", wake_channel(name, mine), "0"});
+    ASSERT_EQ(got.wait_for(2s), std::future_status::ready);
+    got.get();
+    EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{mine, "1"}}));
+    ours.get_fair_lock(name).unlock_async(801).get();
+    for (auto& key : {name, queue_key(name), timeout_key(name)}) EXPECT_FALSE(probe.exists(key)) << key;
+  }
+}
+
+// A MultiLock over fair locks waits in their queues; between its attempts it
+// keeps its places instead of leaving and queueing again at the end.
+TEST_F(FairLockTest, AMultiLockKeepsItsQueuePlacesBetweenAttempts) {
+  const std::string a = "fair:multi-a", b = "fair:multi-b";
+  Client holder{config()};
+  Client multi_client{config()};
+  Client other{config()};
+  const std::string multi_owner = owner_of(multi_client, 901), later = owner_of(other, 902);
+  holder.get_fair_lock(a).lock(60s);
+  MultiLock multi{multi_client.get_fair_lock(a), multi_client.get_fair_lock(b)};
+
+  auto got = multi.try_lock_async(901, 20s);
+  ASSERT_TRUE(eventually([&] { return queue_of(probe, a).size() == 1; }));
+  auto queued = other.get_fair_lock(a).lock_async(902);
+  ASSERT_TRUE(eventually([&] { return queue_of(probe, a).size() == 2; }));
+  // Attempts last 20 to 400 ms, with pauses of 10 to 200 ms between them:
+  // 1.5 s spans several, and the queue must never change meanwhile.
+  auto start = std::chrono::steady_clock::now();
+  while (elapsed_ms(start) < 1'500) {
+    ASSERT_EQ(queue_of(probe, a), (std::vector<std::string>{multi_owner, later}))
+        << "the MultiLock lost its place after " << elapsed_ms(start) << " ms";
+    std::this_thread::sleep_for(5ms);
+  }
+
+  holder.get_fair_lock(a).unlock();
+  ASSERT_EQ(got.wait_for(3s), std::future_status::ready);
+  EXPECT_TRUE(got.get());
+  EXPECT_EQ(probe.hgetall(a), (std::map<std::string, std::string>{{multi_owner, "1"}}));
+  EXPECT_EQ(probe.hgetall(b), (std::map<std::string, std::string>{{multi_owner, "1"}}));
+  EXPECT_EQ(queued.wait_for(0ms), std::future_status::timeout);
+  multi.unlock_async(901).get();
+  ASSERT_EQ(queued.wait_for(2s), std::future_status::ready);
+  queued.get();
+
+  // A call that ends without the lock gives its places up.
+  auto gave_up = multi.try_lock_async(903, 500ms);
+  ASSERT_TRUE(eventually([&] { return queue_of(probe, a).size() == 1; }));
+  EXPECT_FALSE(gave_up.get());
+  EXPECT_TRUE(eventually([&] { return !probe.exists(queue_key(a)) && !probe.exists(timeout_key(a)); }))
+      << "the MultiLock left its place behind: " << ::testing::PrintToString(queue_of(probe, a));
+  EXPECT_FALSE(probe.exists(b));
+  other.get_fair_lock(a).unlock_async(902).get();
+  EXPECT_TRUE(probe.keys("fair:*").empty());
+  EXPECT_TRUE(probe.keys("redisson_lock_*").empty());
+}
+
 TEST_F(FairLockTest, BadInputIsRejected) {
   Client client{config()};
   try {

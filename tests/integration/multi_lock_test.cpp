@@ -359,6 +359,41 @@ TEST(MultiLock, CrossedOrdersInOneProcessBothMakeProgress) {
   EXPECT_LT(elapsed_ms(start), 15'000);
 }
 
+TEST(MultiLock, CrossedOrdersOverFairLocksBothMakeProgress) {
+  // Fair members keep their queue places between attempts: the caller whose
+  // attempt ends first lets its member go to the other, queued at its head.
+  RedisServer s1;
+  RedisServer s2;
+  Client first_a{fast_config(s1)}, first_b{fast_config(s2)};
+  Client second_a{fast_config(s1)}, second_b{fast_config(s2)};
+  MultiLock ab{first_a.get_fair_lock("cross:a"), first_b.get_fair_lock("cross:b")};
+  MultiLock ba{second_b.get_fair_lock("cross:b"), second_a.get_fair_lock("cross:a")};
+  std::atomic<int> inside{0};
+  std::atomic<int> violations{0};
+  std::atomic<int> done{0};
+  auto loop = [&](MultiLock& multi) {
+    for (int i = 0; i < 100; ++i) {
+      std::lock_guard<MultiLock> guard(multi);
+      if (inside.fetch_add(1) != 0) ++violations;
+      std::this_thread::yield();
+      inside.fetch_sub(1);
+    }
+    ++done;
+  };
+  auto start = std::chrono::steady_clock::now();
+  std::thread t1([&] { loop(ab); });
+  std::thread t2([&] { loop(ba); });
+  t1.join();
+  t2.join();
+  EXPECT_EQ(done.load(), 2);
+  EXPECT_EQ(violations.load(), 0);
+  EXPECT_LT(elapsed_ms(start), 30'000);
+  // Nobody is left queued.
+  RedisProbe p1(s1), p2(s2);
+  EXPECT_TRUE(p1.keys("redisson_lock_*").empty());
+  EXPECT_TRUE(p2.keys("redisson_lock_*").empty());
+}
+
 TEST(MultiLock, CrossedOrdersFromTwoProcessesBothMakeProgress) {
   RedisServer s1;
   RedisServer s2;

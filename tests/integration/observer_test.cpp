@@ -244,7 +244,17 @@ TEST_F(Observed, EachKindIsNamedAndAFailedReleaseCarriesItsCause) {
   rw.write_lock().lock();
   rw.write_lock().unlock();
   EXPECT_EQ(client.get_lock("never-held").unlock_checked(), errc::not_owner);
-  ASSERT_TRUE(recorded.wait_until([&] { return recorded.releases.size() == 4; }));
+  FencedLock fenced = client.get_fenced_lock("fenced");
+  fenced.lock();
+  fenced.unlock();
+  SpinLock spin = client.get_spin_lock("spin");
+  spin.lock();
+  spin.unlock();
+  ASSERT_TRUE(recorded.wait_until([&] { return recorded.releases.size() == 6; }));
+  ASSERT_EQ(recorded.acquires_of("fenced").size(), 1u);
+  EXPECT_EQ(recorded.acquires_of("fenced")[0].kind, lock_kind::fenced);
+  ASSERT_EQ(recorded.acquires_of("spin").size(), 1u);
+  EXPECT_EQ(recorded.acquires_of("spin")[0].kind, lock_kind::spin);
   ASSERT_EQ(recorded.acquires_of("fair").size(), 1u);
   EXPECT_EQ(recorded.acquires_of("fair")[0].kind, lock_kind::fair);
   auto rw_acquires = recorded.acquires_of("rw");
@@ -258,6 +268,8 @@ TEST_F(Observed, EachKindIsNamedAndAFailedReleaseCarriesItsCause) {
   EXPECT_EQ(recorded.releases[3].name, "never-held");
   EXPECT_EQ(recorded.releases[3].error, errc::not_owner);
   EXPECT_FALSE(recorded.releases[3].freed);
+  EXPECT_EQ(recorded.releases[4].kind, lock_kind::fenced);
+  EXPECT_EQ(recorded.releases[5].kind, lock_kind::spin);
 }
 
 TEST_F(Observed, RenewalBatchesAreSentAndConfirmedAndAGoneHoldIsLost) {

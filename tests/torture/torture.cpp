@@ -2,7 +2,7 @@
 //
 //   warden-torture KIND [SECONDS]
 //
-// KIND: lock, fair, rwlock, redlock, or control (the negative control: the
+// KIND: lock, fair, fenced, spin, rwlock, redlock, or control (the negative control: the
 // workers skip the lock, and the run passes only if the checker sees them
 // overlap). SECONDS defaults to $WARDEN_TORTURE_SECONDS, else 12. When
 // $WARDEN_TORTURE_KINDS is set (comma-separated) and does not name KIND, the
@@ -25,6 +25,9 @@
 // was stopped not counted); when keys are left in Redis after the workers
 // stopped and the leases passed; when a counter incremented under the lock
 // lost an update; or when a worker dies of something other than our SIGKILL.
+// For fenced, it also fails when two sections drew the same token, or when a
+// section that was valid at its exit ended before another valid one entered
+// but holds the higher token: tokens must grow with every new holder.
 // Records and a fault timeline stay in torture-runs/ when it fails.
 #include <fcntl.h>
 #include <signal.h>
@@ -91,6 +94,7 @@ struct section {
   bool wrote = false, write_valid = false;
   long pid = 0;
   int thread = 0;
+  std::int64_t token = 0;  // fenced: the hold's token
   bool valid() const { return exit < valid_until; }
 };
 
@@ -123,6 +127,7 @@ class controller {
   void note(std::int64_t start, const std::string& kind, const std::string& detail);
   void wait_for_workers();
   long keys_left();
+  void sweep_fair_queues();
   void read_records();
   int analyse();
   std::int64_t stopped_during(long pid, std::int64_t start, std::int64_t end) const;
@@ -153,6 +158,7 @@ class controller {
   std::map<int, long> intents_;          // lock → "about to write" lines
   std::vector<std::string> failures_;
   long keys_left_ = 0;
+  std::string sweep_note_;
   long unexpected_exits_ = 0;
 };
 
@@ -322,10 +328,47 @@ void controller::wait_for_workers() {
   }
 }
 
+// A gone fair waiter leaves the queue only when somebody's attempt finds its
+// deadline passed, and a dead waiter queued behind other dead ones keeps its
+// deadline when they are dropped (Redisson's rule, so that Redisson's
+// waiters, which never refresh theirs, are not dropped alive): it may be due
+// up to (dead waiters ahead + 1) × fair_wait after its last attempt. Once the
+// workers have stopped nobody tries any more, so one more user of the locks
+// does, as long as that bound allows, until it takes every lock in one round.
+void controller::sweep_fair_queues() {
+  long depth = 0;
+  {
+    RedisProbe probe(*servers_[0]);
+    for (int i = 0; i < lock_count; ++i) {
+      ProbeReply length = probe.command({"LLEN", "redisson_lock_queue:{torture:" + std::to_string(i) + "}"});
+      if (!length.is_error()) depth = std::max(depth, static_cast<long>(length.integer));
+    }
+  }
+  const auto bound = watchdog + fair_wait * (depth + 1) + 2s;
+  const std::int64_t start = monotonic_ns();
+  std::vector<std::string> args{"fair", "sweep", servers_[0]->url(), run_dir_.string(), "0", "1",
+                                std::to_string(start + bound.count() * 1'000'000), std::to_string(lock_count),
+                                std::to_string(watchdog.count()), std::to_string(command_timeout.count()),
+                                std::to_string(fair_wait.count()), "1"};
+  ChildProcess sweeper(worker_path_, args);
+  int code = 0;
+  if (!sweeper.wait_for(bound + 15s, &code)) {
+    sweeper.kill(SIGKILL);
+    code = sweeper.wait();
+  }
+  std::ostringstream note;
+  note << "  fair queues after the workers stopped: up to " << depth << " waiters left, swept in "
+       << ms_of(monotonic_ns() - start) << " ms (bound " << bound.count() << " ms)"
+       << (code == 0 ? "" : ", NOT emptied") << "\n";
+  sweep_note_ = note.str();
+  if (code != 0) failures_.push_back("the fair queues were not empty within " + std::to_string(bound.count()) + " ms");
+}
+
 long controller::keys_left() {
+  if (kind_ == "fair") sweep_fair_queues();
   // Every hold expires a lease after its holder stopped; a fair waiter that
-  // vanished is dropped by the next attempt after fair_wait (and the calm
-  // phase made sure there was one). Anything still here after that is an
+  // vanished is dropped by the next attempt after its deadline (the sweep
+  // above made sure there was one). Anything still here after that is an
   // orphan.
   std::int64_t deadline = monotonic_ns() + (watchdog + fair_wait + 2s).count() * 1'000'000;
   std::vector<std::string> left;
@@ -334,6 +377,8 @@ long controller::keys_left() {
     for (std::size_t i = 0; i < servers_.size(); ++i) {
       RedisProbe probe(*servers_[i]);
       for (auto& key : probe.keys()) {
+        // A fenced lock's token counter is meant to stay (it has no expiry).
+        if (kind_ == "fenced" && key.rfind("redisson_lock_token:", 0) == 0) continue;
         left.push_back("server " + std::to_string(i) + " " + key + " (pttl " + std::to_string(probe.pttl(key)) + ")");
       }
     }
@@ -357,6 +402,7 @@ void controller::read_records() {
         int wrote = 0, write_valid = 0;
         fields >> s.lock >> s.mode >> s.enter >> s.exit >> s.valid_until >> wrote >> write_valid >> s.pid >> s.thread;
         if (!fields) continue;
+        if (!(fields >> s.token)) s.token = 0;
         s.wrote = wrote != 0;
         s.write_valid = write_valid != 0;
         sections_.push_back(s);
@@ -438,6 +484,58 @@ int controller::analyse() {
   }
   if (valid_overlaps > 0 && !control_)
     failures_.push_back(std::to_string(valid_overlaps) + " overlaps among valid holders");
+
+  // Fencing tokens: one per hold, never repeated, and growing from one valid
+  // holder to the next (a holder that was stopped past its lease may enter
+  // after a later holder and carry a lower token: that is what tokens are
+  // for, so only holders valid at their exit are ordered).
+  std::ostringstream tokens;
+  if (kind_ == "fenced") {
+    long repeated = 0, out_of_order = 0, without = 0, checked_pairs = 0;
+    std::int64_t highest = 0;
+    for (auto& [lock, list] : by_lock) {
+      std::map<std::int64_t, const section*> seen;
+      for (const section* s : list) {
+        if (s->token <= 0) {
+          ++without;
+          continue;
+        }
+        highest = std::max(highest, s->token);
+        if (!seen.emplace(s->token, s).second && ++repeated <= 5) {
+          std::cout << "VIOLATION: token " << s->token << " of torture:" << lock << " drawn twice\n      "
+                    << describe(*seen[s->token]) << "\n      " << describe(*s) << "\n";
+        }
+      }
+      // `list` is in order of entry. Sweep the valid sections by exit: the
+      // highest token among those that ended before each one entered must be
+      // below its own.
+      std::vector<const section*> valid, by_exit;
+      for (const section* s : list)
+        if (s->valid() && s->token > 0) valid.push_back(s);
+      by_exit = valid;
+      std::sort(by_exit.begin(), by_exit.end(), [](auto* a, auto* b) { return a->exit < b->exit; });
+      std::size_t ended = 0;
+      const section* top = nullptr;
+      for (const section* s : valid) {
+        while (ended < by_exit.size() && by_exit[ended]->exit < s->enter) {
+          if (!top || by_exit[ended]->token > top->token) top = by_exit[ended];
+          ++ended;
+        }
+        if (!top) continue;
+        ++checked_pairs;
+        if (top->token >= s->token && ++out_of_order <= 5) {
+          std::cout << "VIOLATION: a later valid holder of torture:" << lock << " has a lower token\n      token "
+                    << top->token << ": " << describe(*top) << "\n      token " << s->token << ": " << describe(*s)
+                    << "\n";
+        }
+      }
+    }
+    if (repeated > 0) failures_.push_back(std::to_string(repeated) + " tokens drawn twice");
+    if (out_of_order > 0) failures_.push_back(std::to_string(out_of_order) + " valid holders with a lower token than an earlier one");
+    if (without > 0) failures_.push_back(std::to_string(without) + " fenced sections without a token");
+    tokens << "  fencing tokens: highest " << highest << ", repeated " << repeated << ", lower than an earlier valid "
+           << "holder's " << out_of_order << " (of " << checked_pairs << " valid successions checked)\n";
+  }
 
   // Bounds: a call takes at most its wait plus command_timeout (Config's
   // promise), plus slack for a loaded machine; time stopped does not count.
@@ -523,7 +621,9 @@ int controller::analyse() {
     for (auto& [result, n] : by_result) std::cout << " " << result << " " << n;
     std::cout << "\n";
   }
+  std::cout << tokens.str();
   std::cout << "  counters" << (control_ ? " (must lose updates)" : "") << ":\n" << counters.str();
+  std::cout << sweep_note_;
   std::cout << "  keys left: " << keys_left_ << "\n";
   std::cout << "  workers started " << workers_.size() << ", unexpected exits " << unexpected_exits_ << "\n";
 
@@ -578,7 +678,7 @@ int controller::run() {
 
 int main(int argc, char** argv) {
   if (argc < 2 || argc > 3) {
-    std::cerr << "usage: warden-torture lock|fair|rwlock|redlock|control [SECONDS]\n";
+    std::cerr << "usage: warden-torture lock|fair|fenced|spin|rwlock|redlock|control [SECONDS]\n";
     return 2;
   }
   std::string kind = argv[1];

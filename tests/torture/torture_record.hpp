@@ -6,12 +6,13 @@
 // Linux), one clock for every process on the machine, so intervals recorded
 // by different workers can be compared directly.
 //
-//   S lock mode enter exit valid_until wrote write_valid pid thread
+//   S lock mode enter exit valid_until wrote write_valid pid thread token
 //       A critical section. mode: x (exclusive), r (reader), w (writer).
 //       valid_until: what valid_until() said right after `exit` was read
 //       (0 for time_point::min(); INT64_MAX when no lock was taken, in the
 //       negative control). wrote: the section wrote the counter;
 //       write_valid: valid_until() still covered the end of that write.
+//       token: the hold's fencing token (fenced), else 0.
 //   I lock pid thread
 //       About to write the counter (so that a write by a worker killed
 //       before its S line is counted as possibly done).

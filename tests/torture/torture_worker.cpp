@@ -3,8 +3,11 @@
 //   warden-torture-worker KIND MODE URLS RUN_DIR SLOT THREADS END_NS LOCKS
 //                         WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED
 //
-// KIND: lock | fair | rwlock | redlock. MODE: locked, or unlocked for the
-// negative control (the same sections with no lock taken, reported valid).
+// KIND: lock | fair | fenced | spin | rwlock | redlock. MODE: locked, or unlocked for the
+// negative control (the same sections with no lock taken, reported valid), or
+// sweep (fair only, after the others stopped: try each lock once every
+// FAIR_WAIT_MS / 4, releasing it when taken, until one round takes every lock
+// or END_NS passes — so that gone waiters are dropped from the queues).
 // URLS: comma-separated redis:// URLs (three for redlock, one otherwise).
 // THREADS threads each loop until END_NS (CLOCK_MONOTONIC): pick one of LOCKS
 // locks, try to take it, and inside the section read the lock's counter file,
@@ -157,6 +160,32 @@ int main(int argc, char** argv) {
     clients.push_back(std::make_unique<warden::Client>(config));
   }
 
+  if (std::string(argv[2]) == "sweep") {
+    // A fair try_lock() drops gone waiters from the head of the queue and
+    // succeeds only when nobody is left ahead of it: once every lock is taken
+    // in one round, every queue is empty.
+    std::vector<warden::FairLock> locks;
+    for (int i = 0; i < lock_count; ++i) locks.push_back(clients[0]->get_fair_lock("torture:" + std::to_string(i)));
+    while (monotonic_ns() < end_ns) {
+      bool all = true;
+      for (auto& lock : locks) {
+        try {
+          if (lock.try_lock()) {
+            lock.unlock();
+          } else {
+            all = false;
+          }
+        } catch (const std::exception& error) {
+          all = false;
+          log->line(std::to_string(monotonic_ns()) + " sweep: " + error.what());
+        }
+      }
+      if (all) return 0;
+      std::this_thread::sleep_for(fair_wait / 4);
+    }
+    return 1;
+  }
+
   std::atomic<int> crashed_threads{0};
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
@@ -169,11 +198,14 @@ int main(int argc, char** argv) {
       // Each thread builds its own handles (handles are thread-safe, but this
       // keeps the members of a RedLock per thread as a user would).
       std::vector<warden::Lock> plain, readers, writers;
+      std::vector<warden::FencedLock> fenced;
       std::vector<std::unique_ptr<warden::RedLock>> red;
       for (int i = 0; i < lock_count; ++i) {
         std::string name = "torture:" + std::to_string(i);
         if (kind == "lock") plain.push_back(clients[0]->get_lock(name));
         if (kind == "fair") plain.push_back(clients[0]->get_fair_lock(name));
+        if (kind == "spin") plain.push_back(clients[0]->get_spin_lock(name));
+        if (kind == "fenced") fenced.push_back(clients[0]->get_fenced_lock(name));
         if (kind == "rwlock") {
           auto rw = clients[0]->get_read_write_lock(name);
           readers.push_back(rw.read_lock());
@@ -190,6 +222,7 @@ int main(int argc, char** argv) {
           int index = uniform(0, lock_count - 1);
           char mode = 'x';
           target lock;
+          std::int64_t token = 0;  // fenced: the hold's token
           if (kind == "rwlock") {
             mode = uniform(0, 9) < 6 ? 'r' : 'w';
             warden::Lock& half = mode == 'r' ? readers[index] : writers[index];
@@ -199,6 +232,14 @@ int main(int argc, char** argv) {
             warden::RedLock& whole = *red[index];
             lock = {[&whole](milliseconds wait) { return whole.try_lock_for(wait); },
                     [&whole] { whole.unlock(); }, [&whole] { return whole.valid_until(); }};
+          } else if (kind == "fenced") {
+            warden::FencedLock& one = fenced[index];
+            lock = {[&one, &token](milliseconds wait) {
+                      auto got = one.try_lock_and_get_token(wait);
+                      token = got.value_or(0);
+                      return got.has_value();
+                    },
+                    [&one] { one.unlock(); }, [&one] { return one.valid_until(); }};
           } else {
             warden::Lock& one = plain[index];
             lock = {[&one](milliseconds wait) { return one.try_lock_for(wait); },
@@ -255,7 +296,8 @@ int main(int argc, char** argv) {
           records.line("S " + std::to_string(index) + " " + mode + " " + std::to_string(enter) + " " +
                        std::to_string(exit) + " " +
                        std::to_string(locked ? to_ns(valid_until) : std::numeric_limits<std::int64_t>::max()) + " " +
-                       (wrote ? "1" : "0") + " " + (write_valid ? "1" : "0") + " " + who);
+                       (wrote ? "1" : "0") + " " + (write_valid ? "1" : "0") + " " + who + " " +
+                       std::to_string(token));
 
           if (locked) {
             std::string result = "ok";

@@ -208,4 +208,42 @@ TEST(AcquireFsm, HugeWaitDoesNotOverflowIntoAnEarlyTimeOut) {
   EXPECT_EQ(fsm.read_back(t0 + 24h, false).next, step::try_acquire);
 }
 
+// ---- polling (SpinLock): pauses on the back-off, never subscribes ----
+
+AcquireFsm make_poller(std::optional<milliseconds> wait, warden::SpinBackoff backoff) {
+  return AcquireFsm(t0, wait, max_unknown, unknown_ttl_wait, warden::detail::SpinDelays(backoff, 1));
+}
+
+TEST(AcquireFsmPolling, PausesOnTheBackoffAndNeverSubscribes) {
+  AcquireFsm fsm = make_poller(std::nullopt, warden::SpinBackoff{1ms, 8ms, 2, 0ms});
+  for (milliseconds expected : {1ms, 2ms, 4ms, 8ms, 8ms, 8ms}) {
+    AcquireFsm::decision d = fsm.held(t0 + 1s, 30s);
+    EXPECT_EQ(d.next, step::pause);
+    EXPECT_EQ(d.wait, expected);
+    EXPECT_EQ(fsm.woken().next, step::try_acquire);
+  }
+  EXPECT_FALSE(fsm.joined());
+}
+
+TEST(AcquireFsmPolling, EachPauseIsCappedByTheTimeLeft) {
+  AcquireFsm fsm = make_poller(100ms, warden::SpinBackoff::constant(64ms));
+  EXPECT_EQ(fsm.held(t0, 30s).wait, 64ms);
+  EXPECT_EQ(fsm.held(t0 + 70ms, 30s).wait, 30ms);
+  EXPECT_EQ(fsm.held(t0 + 99ms + 500us, 30s).wait, 1ms);  // rounded up, never a busy zero
+  EXPECT_EQ(fsm.held(t0 + 100ms, 30s).next, step::timed_out);
+}
+
+TEST(AcquireFsmPolling, APauseIsCappedByTheHoldersLease) {
+  AcquireFsm fsm = make_poller(std::nullopt, warden::SpinBackoff::constant(100ms));
+  EXPECT_EQ(fsm.held(t0, 30ms).wait, 30ms);
+  EXPECT_EQ(fsm.held(t0, 0ms).wait, 1ms);
+  EXPECT_EQ(fsm.held(t0, -1ms).wait, 100ms);  // no expiry: the back-off alone
+}
+
+TEST(AcquireFsmPolling, ALostReplyIsStillReadBack) {
+  AcquireFsm fsm = make_poller(10s, warden::SpinBackoff{});
+  EXPECT_EQ(fsm.unknown().next, step::read_back);
+  EXPECT_EQ(fsm.read_back(t0 + 1s, false).next, step::try_acquire);
+}
+
 }  // namespace

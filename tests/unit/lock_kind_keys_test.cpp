@@ -1,4 +1,4 @@
-// Key and channel names of the fair and read-write locks (Redisson's layout).
+// Key and channel names of the fair, fenced and read-write locks (Redisson's layout).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -33,6 +33,14 @@ TEST(KeysFair, EveryKeyInTheLocksSlot) {
     EXPECT_EQ(keys::slot(keys::fair_queue(name)), slot) << name;
     EXPECT_EQ(keys::slot(keys::fair_timeouts(name)), slot) << name;
     EXPECT_EQ(keys::slot(keys::unlock_latch(name, "r")), slot) << name;
+  }
+}
+
+TEST(KeysFenced, TokenCounterIsRedissonsAndInTheLocksSlot) {
+  EXPECT_EQ(keys::fenced_token("orders:42"), "redisson_lock_token:{orders:42}");
+  EXPECT_EQ(keys::fenced_token("{orders}:42"), "redisson_lock_token:{orders}:42");
+  for (const char* name : {"orders:42", "{orders}:42"}) {
+    EXPECT_EQ(keys::slot(keys::fenced_token(name)), keys::slot(keys::tagged(name))) << name;
   }
 }
 

@@ -31,10 +31,13 @@ int main() {
     warden::Lock lock = client.get_lock("consumer");
     warden::FairLock fair = client.get_fair_lock("consumer-fair");
     warden::ReadWriteLock rw = client.get_read_write_lock("consumer-rw");
+    warden::FencedLock fenced = client.get_fenced_lock("consumer-fenced");
+    warden::SpinLock spin = client.get_spin_lock("consumer-spin");
     warden::MultiLock both{lock, fair};
     warden::cancel_source cancel;
     cancel.cancel();
-    if (lock.name() != "consumer" || !cancel.token().cancelled() || rw.read_lock().name() != "consumer-rw") {
+    if (lock.name() != "consumer" || !cancel.token().cancelled() || rw.read_lock().name() != "consumer-rw" ||
+        fenced.name() != "consumer-fenced" || spin.name() != "consumer-spin") {
       std::cerr << "unexpected handle state\n";
       return 1;
     }

@@ -1,0 +1,48 @@
+-- Acquire (or re-enter) a fenced lock and draw the hold's fencing token.
+-- KEYS[1]  lock name: a hash of owner -> hold count (as a plain lock)
+-- KEYS[2]  redisson_lock_token:{NAME}: the token counter (a string holding a
+--          non-negative integer, no expiry), shared by every holder
+-- KEYS[3]  this attempt's cancel mark, warden_acquire_cancel:{NAME}:<attempt-id>
+--          (see lock_acquire.lua)
+-- ARGV[1]  lease in milliseconds
+-- ARGV[2]  owner "<client-id>:<thread-id>"
+-- Returns {-1, token} when the caller now holds the lock (token: the
+-- counter's new value, >= 1), else {pttl, -1}: the lock's PTTL in ms (-1: it
+-- has no expiry). Every acquire draws a token, re-entries included.
+if redis.call('exists', KEYS[3]) == 1 then
+  return redis.error_reply('WARDEN_CANCELLED this acquire attempt was settled as not taken')
+end
+-- Only a lock's own hash and a token counter are touched: anything else is
+-- refused before the first write.
+local key_type = redis.call('type', KEYS[1])['ok']
+if key_type ~= 'none' then
+  local foreign = key_type ~= 'hash'
+  if not foreign then
+    local fields = redis.call('hgetall', KEYS[1])
+    for i = 1, #fields, 2 do
+      if fields[i] == 'mode' or string.match(fields[i + 1], '^%d+$') == nil then
+        foreign = true
+      end
+    end
+  end
+  if foreign then
+    return redis.error_reply('WARDEN_WRONG_TYPE the key is a ' .. key_type .. ' that is not a lock')
+  end
+end
+local token_type = redis.call('type', KEYS[2])['ok']
+if token_type ~= 'none' then
+  -- A negative counter would make a token of -1, which reads as "not acquired".
+  if token_type ~= 'string' or string.match(redis.call('get', KEYS[2]), '^%d+$') == nil then
+    return redis.error_reply('WARDEN_WRONG_TYPE ' .. KEYS[2] .. ' is a ' .. token_type ..
+      ' that is not a fencing token counter')
+  end
+end
+if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+  -- INCR first: should it fail (a counter at the top of the 64-bit range),
+  -- nothing has been written.
+  local token = redis.call('incr', KEYS[2])
+  redis.call('hincrby', KEYS[1], ARGV[2], 1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  return {-1, token}
+end
+return {redis.call('pttl', KEYS[1]), -1}

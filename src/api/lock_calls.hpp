@@ -1,0 +1,198 @@
+// What the public lock handles share: input checks, running an operation on
+// the I/O thread, and delivering its outcome to a future, a completion
+// callback or a waiting caller. Internal to src/api.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include <warden/acquire_future.hpp>
+#include <warden/cancel.hpp>
+#include <warden/error.hpp>
+#include <warden/lock.hpp>
+
+#include "api/future_bridge.hpp"
+#include "lock/acquire_claim.hpp"
+#include "lock/limits.hpp"
+#include "lock/lock_core.hpp"
+#include "topology/client_core.hpp"
+
+namespace warden::detail::calls {
+
+using std::chrono::milliseconds;
+
+struct none {};
+
+// What an operation ended with: the error and its text, or the value.
+template <class T>
+struct Outcome {
+  std::error_code error;
+  std::string message;
+  T value{};
+};
+template <class T>
+using sink = std::function<void(Outcome<T>)>;
+
+template <class T>
+Outcome<T> failure(std::error_code error, std::string message) {
+  return Outcome<T>{error, std::move(message), T{}};
+}
+
+inline std::string moved_from(std::string_view call) {
+  return fmt::format("warden: {} called on a moved-from lock handle", call);
+}
+
+// A moved-from handle has no core: its calls fail at once, on the calling
+// thread (there is no I/O thread to hop to). True when `out` was told so.
+template <class T>
+bool refused_moved_from(const std::shared_ptr<LockCore>& core, std::string_view call, sink<T>& out) {
+  if (core) return false;
+  out(failure<T>(make_error_code(errc::invalid_argument), moved_from(call)));
+  return true;
+}
+
+// The core of a handle that may have been moved from.
+inline LockCore& live(const std::shared_ptr<LockCore>& core, std::string_view call) {
+  if (!core) throw Error(errc::invalid_argument, moved_from(call));
+  return *core;
+}
+
+inline std::optional<std::string> bad_lease(std::optional<milliseconds> lease) { return lease_problem(lease); }
+
+inline std::optional<std::string> bad_wait(std::optional<milliseconds> wait) {
+  if (wait && wait->count() < 0) return fmt::format("the wait time must not be negative, got {} ms", wait->count());
+  return std::nullopt;
+}
+
+inline std::optional<std::string> bad_owner(thread_id owner) {
+  if (owner == 0) return std::string("owner thread id 0 is not a thread id warden hands out");
+  return std::nullopt;
+}
+
+// Delivers `outcome` on the I/O thread; on the calling thread when the client
+// is shut down (its I/O thread is gone).
+template <class T>
+void deliver(const std::shared_ptr<LockCore>& core, sink<T> out, Outcome<T> outcome) {
+  auto task = [out, outcome]() mutable { out(std::move(outcome)); };
+  if (!core->client().post(task)) task();
+}
+
+// Runs op(lock, out) on the I/O thread.
+template <class T, class Op>
+void submit(const std::shared_ptr<LockCore>& core, Op op, sink<T> out) {
+  bool queued = core->client().post([core, op = std::move(op), out]() mutable { op(*core, std::move(out)); });
+  if (!queued) out(failure<T>(make_error_code(errc::shut_down), core->message("the client is shut down")));
+}
+
+// ---- the operations shared by every kind ----
+
+// What an acquire took: whether the owner now holds the lock, and the hold's
+// fencing token (a FencedLock's; it always comes with a hold of one).
+struct Acquired {
+  bool held = false;
+  std::optional<std::int64_t> token;
+};
+
+void acquire(const std::shared_ptr<LockCore>& core, thread_id owner, std::optional<milliseconds> wait,
+             std::optional<milliseconds> lease, sink<Acquired> out, cancel_token cancel = {});
+void release(const std::shared_ptr<LockCore>& core, thread_id owner, sink<none> out);
+
+// ---- where outcomes go ----
+
+// To a std::future: failures as warden::Error.
+template <class T>
+struct Promised {
+  std::shared_ptr<std::promise<T>> promise = std::make_shared<std::promise<T>>();
+
+  template <class V>
+  sink<V> sink_for() const {
+    return [promise = promise](Outcome<V> outcome) {
+      if (outcome.error) return promise->set_exception(std::make_exception_ptr(Error(outcome.error, outcome.message)));
+      if constexpr (std::is_void_v<T>) {
+        promise->set_value();
+      } else {
+        promise->set_value(std::move(outcome.value));
+      }
+    };
+  }
+  std::future<T> future() const { return promise->get_future(); }
+};
+
+template <class T, class V = T, class Start>
+std::future<T> as_future(const Start& start) {
+  Promised<T> promised;
+  auto future = promised.future();
+  // Only a promise hears the outcome: the operation may start on this thread.
+  detail::EventLoop::CallerWaits in_place;
+  start(promised.template sink_for<V>());
+  return future;
+}
+
+// To a user's completion callback, guarded.
+template <class T, class V = T>
+sink<V> as_callback(const std::shared_ptr<LockCore>& core, completion<T> done) {
+  // A moved-from handle has no client: its failure is only the callback's.
+  std::shared_ptr<ClientCore> client = core ? core->client_ptr() : nullptr;
+  return [client, done = std::move(done)](Outcome<V> outcome) {
+    if (outcome.error && client) client->log(log_level::debug, outcome.message);
+    auto log = [client](log_level level, const std::string& text) {
+      if (client) client->log(level, text);
+    };
+    if (!done) return;
+    if constexpr (std::is_void_v<T>) {
+      call_guarded(log, "a completion callback", done, outcome.error);
+    } else {
+      call_guarded(log, "a completion callback", done, outcome.error, std::move(outcome.value));
+    }
+  };
+}
+
+// To an AcquireFuture, which releases the hold if nobody collects it.
+// `value(acquired)` is the future's value (unused for void).
+template <class T, class Value>
+AcquireFuture<T> acquire_future(const std::shared_ptr<LockCore>& core, thread_id owner,
+                                std::optional<milliseconds> wait, std::optional<milliseconds> lease,
+                                cancel_token cancel, Value value) {
+  auto claim = std::make_shared<AcquireClaim>([core, owner] {
+    release(core, owner, [core](Outcome<none> outcome) {
+      if (outcome.error) core->client().log(log_level::warning, outcome.message);
+    });
+  });
+  auto promise = std::make_shared<std::promise<T>>();
+  auto future = promise->get_future();
+  acquire(
+      core, owner, wait, lease,
+      [claim, promise, value](Outcome<Acquired> outcome) {
+        claim->completed(!outcome.error && outcome.value.held);
+        if (outcome.error) {
+          return promise->set_exception(std::make_exception_ptr(Error(outcome.error, outcome.message)));
+        }
+        if constexpr (std::is_void_v<T>) {
+          promise->set_value();
+        } else {
+          promise->set_value(value(outcome.value));
+        }
+      },
+      std::move(cancel));
+  return AcquireFuture<T>(std::move(future), std::move(claim));
+}
+
+// The value of an acquire for ever: held, or an error.
+template <class T, class Start>
+T wait_blocking(const std::shared_ptr<LockCore>& core, std::string_view call, const Start& start) {
+  check_blocking(live(core, call), call);
+  return as_future<T>(start).get();
+}
+
+}  // namespace warden::detail::calls
