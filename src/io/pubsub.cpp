@@ -260,15 +260,28 @@ void PubSub::on_link_ready() {
 void PubSub::on_link_down() {
   // Every waiter re-polls now: if the server is gone its acquire fails with a
   // connection error by its deadline instead of sleeping out the lock's TTL;
-  // after a blip it simply finds the lock free or waits again.
-  std::vector<std::pair<std::string, std::uint64_t>> wake;
+  // after a blip it simply finds the lock free or waits again. That includes
+  // a waiter whose SUBSCRIBE was not confirmed yet (the link dropped between
+  // the server taking it and us reading the answer): it is told it is ready,
+  // which makes it re-try, rather than waiting for a confirmation that will
+  // only come after a reconnect.
+  std::vector<std::pair<std::string, std::uint64_t>> wake, unconfirmed;
   for (auto& [name, entry] : channels_) {
     entry.state.link_down();
     for (auto& [id, waiter] : entry.waiters) {
-      if (waiter.ready) wake.emplace_back(name, id);
+      (waiter.ready ? wake : unconfirmed).emplace_back(name, id);
     }
   }
   for (auto& [name, id] : wake) wake_one(name, id, wake_cause::reconnect);
+  for (auto& [name, id] : unconfirmed) {
+    auto entry = channels_.find(name);
+    if (entry == channels_.end()) continue;
+    auto waiter = entry->second.waiters.find(id);
+    if (waiter == entry->second.waiters.end() || waiter->second.ready) continue;
+    waiter->second.ready = true;
+    auto on_ready = std::move(waiter->second.on_ready);
+    if (on_ready) on_ready();
+  }
 }
 
 }  // namespace warden::detail

@@ -468,6 +468,27 @@ TEST(LinkPubSub, ShardedModeSubscribesWithSsubscribeAndSpublishWakesTheWaiter) {
   EXPECT_EQ(waiter.woken.value(), 1);
 }
 
+// The link drops after the server took a SUBSCRIBE but before its answer was
+// read: the waiter is told at once (it re-tries) instead of sleeping out its
+// wait for a confirmation that only a reconnect would bring.
+TEST(LinkPubSub, AWaiterNotConfirmedYetIsToldWhenTheLinkDrops) {
+  RedisServer server;
+  LogRecorder log;
+  Waiter first, second;
+  LoopHarness harness;
+  PubSub& pubsub = harness.pubsub(options_for(server, log, connection_role::subscriber), false);
+  first.join(harness, pubsub, "warden_test:confirmed");
+  ASSERT_TRUE(first.ready.wait_for_at_least(1, 3s)) << log.all();
+  ASSERT_TRUE(first.park(harness, pubsub, "warden_test:confirmed"));
+  server.pause();  // the next SUBSCRIBE gets no answer
+  second.join(harness, pubsub, "warden_test:unconfirmed");
+  harness.sync();
+  EXPECT_EQ(second.ready.value(), 0);
+  server.kill();  // the link drops with that subscription unconfirmed
+  EXPECT_TRUE(second.ready.wait_for_at_least(1, 2s)) << log.all();
+  EXPECT_TRUE(first.woken.wait_for_at_least(1, 2s)) << log.all();
+}
+
 // A subscriber probed every 50 ms with one waiter parked on `channel`, and
 // the server's id of its connection. Members are destroyed loop first.
 struct ProbedSubscriber {

@@ -35,7 +35,7 @@ LockKeys keys_of(const std::string& name) {
   keys.name = name;
   keys.queue = detail::keys::fair_queue(name);
   keys.deadlines = detail::keys::fair_timeouts(name);
-  keys.token = detail::keys::prefixed("redisson_lock_token", name);
+  keys.token = detail::keys::fenced_token(name);
   keys.lock_channel = detail::keys::lock_channel(name);
   keys.rw_channel = detail::keys::rwlock_channel(name);
   return keys;
