@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "redis_probe.hpp"
+#include "refusal.hpp"
 #include "test_env.hpp"
 
 namespace warden::test {
@@ -9,24 +10,10 @@ namespace {
 
 class BadInput : public ::testing::Test {
  protected:
-  // Everything in the server, to compare before and after.
-  std::map<std::string, std::string> snapshot() {
-    std::map<std::string, std::string> all;
-    for (auto& key : probe.keys("*")) all[key] = probe.command({"DUMP", key}).str;
-    return all;
-  }
 
   template <class Call>
   void expect_error(errc code, const std::string& lock_name, Call call) {
-    auto before = snapshot();
-    try {
-      call();
-      ADD_FAILURE() << "expected " << make_error_code(code).message();
-    } catch (const Error& error) {
-      EXPECT_EQ(error.code(), code) << error.what();
-      EXPECT_NE(std::string(error.what()).find(lock_name), std::string::npos) << error.what();
-    }
-    EXPECT_EQ(snapshot(), before) << "a rejected call changed Redis";
+    expect_refusal(probe, code, lock_name, call);
   }
 
   RedisServer server;

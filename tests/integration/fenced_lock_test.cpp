@@ -9,6 +9,7 @@
 #include "child_process.hpp"
 #include "message_recorder.hpp"
 #include "redis_probe.hpp"
+#include "refusal.hpp"
 #include "test_env.hpp"
 
 namespace warden::test {
@@ -20,24 +21,12 @@ std::string owner_of(const Client& client, thread_id thread) { return client.id(
 
 class FencedLockTest : public ::testing::Test {
  protected:
-  std::map<std::string, std::string> snapshot() {
-    std::map<std::string, std::string> all;
-    for (auto& key : probe.keys("*")) all[key] = probe.command({"DUMP", key}).str;
-    return all;
-  }
+  std::map<std::string, std::string> snapshot() { return test::snapshot(probe); }
 
   // `call` fails with `code`, names the lock, and leaves Redis as it was.
   template <class Call>
   void expect_error(errc code, const std::string& lock_name, Call call) {
-    auto before = snapshot();
-    try {
-      call();
-      ADD_FAILURE() << "expected " << make_error_code(code).message();
-    } catch (const Error& error) {
-      EXPECT_EQ(error.code(), code) << error.what();
-      EXPECT_NE(std::string(error.what()).find(lock_name), std::string::npos) << error.what();
-    }
-    EXPECT_EQ(snapshot(), before) << "a refused call changed Redis";
+    expect_refusal(probe, code, lock_name, call);
   }
 
   RedisServer server;

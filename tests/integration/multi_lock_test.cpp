@@ -328,6 +328,32 @@ TEST(MultiLock, BlockingCallOnAnIOThreadFailsInsteadOfDeadlocking) {
   EXPECT_EQ(probe.keys("io:*"), std::vector<std::string>{});
 }
 
+// Two threads each take their MultiLock `rounds` times over members named
+// in opposite orders; an overlap inside is a violation.
+struct CrossedOutcome {
+  int finished = 0;
+  int violations = 0;
+};
+CrossedOutcome take_crossed(MultiLock& ab, MultiLock& ba, int rounds) {
+  std::atomic<int> inside{0};
+  std::atomic<int> violations{0};
+  std::atomic<int> finished{0};
+  auto loop = [&](MultiLock& multi) {
+    for (int i = 0; i < rounds; ++i) {
+      std::lock_guard<MultiLock> guard(multi);
+      if (inside.fetch_add(1) != 0) ++violations;
+      std::this_thread::yield();
+      inside.fetch_sub(1);
+    }
+    ++finished;
+  };
+  std::thread t1([&] { loop(ab); });
+  std::thread t2([&] { loop(ba); });
+  t1.join();
+  t2.join();
+  return {finished.load(), violations.load()};
+}
+
 TEST(MultiLock, CrossedOrdersInOneProcessBothMakeProgress) {
   // The members live on two servers, so either caller may get its first
   // member while the other gets its own first: the crossed case.
@@ -337,25 +363,10 @@ TEST(MultiLock, CrossedOrdersInOneProcessBothMakeProgress) {
   Client second_a{fast_config(s1)}, second_b{fast_config(s2)};
   MultiLock ab{first_a.get_lock("cross:a"), first_b.get_lock("cross:b")};
   MultiLock ba{second_b.get_lock("cross:b"), second_a.get_lock("cross:a")};
-  std::atomic<int> inside{0};
-  std::atomic<int> violations{0};
-  std::atomic<int> done{0};
-  auto loop = [&](MultiLock& multi) {
-    for (int i = 0; i < 200; ++i) {
-      std::lock_guard<MultiLock> guard(multi);
-      if (inside.fetch_add(1) != 0) ++violations;
-      std::this_thread::yield();
-      inside.fetch_sub(1);
-    }
-    ++done;
-  };
   auto start = std::chrono::steady_clock::now();
-  std::thread t1([&] { loop(ab); });
-  std::thread t2([&] { loop(ba); });
-  t1.join();
-  t2.join();
-  EXPECT_EQ(done.load(), 2);
-  EXPECT_EQ(violations.load(), 0);
+  auto outcome = take_crossed(ab, ba, 200);
+  EXPECT_EQ(outcome.finished, 2);
+  EXPECT_EQ(outcome.violations, 0);
   EXPECT_LT(elapsed_ms(start), 15'000);
 }
 
@@ -368,25 +379,10 @@ TEST(MultiLock, CrossedOrdersOverFairLocksBothMakeProgress) {
   Client second_a{fast_config(s1)}, second_b{fast_config(s2)};
   MultiLock ab{first_a.get_fair_lock("cross:a"), first_b.get_fair_lock("cross:b")};
   MultiLock ba{second_b.get_fair_lock("cross:b"), second_a.get_fair_lock("cross:a")};
-  std::atomic<int> inside{0};
-  std::atomic<int> violations{0};
-  std::atomic<int> done{0};
-  auto loop = [&](MultiLock& multi) {
-    for (int i = 0; i < 100; ++i) {
-      std::lock_guard<MultiLock> guard(multi);
-      if (inside.fetch_add(1) != 0) ++violations;
-      std::this_thread::yield();
-      inside.fetch_sub(1);
-    }
-    ++done;
-  };
   auto start = std::chrono::steady_clock::now();
-  std::thread t1([&] { loop(ab); });
-  std::thread t2([&] { loop(ba); });
-  t1.join();
-  t2.join();
-  EXPECT_EQ(done.load(), 2);
-  EXPECT_EQ(violations.load(), 0);
+  auto outcome = take_crossed(ab, ba, 100);
+  EXPECT_EQ(outcome.finished, 2);
+  EXPECT_EQ(outcome.violations, 0);
   EXPECT_LT(elapsed_ms(start), 30'000);
   // Nobody is left queued.
   RedisProbe p1(s1), p2(s2);

@@ -11,6 +11,7 @@
 #include "message_recorder.hpp"
 #include "redis_probe.hpp"
 #include "script_log.hpp"
+#include "refusal.hpp"
 #include "test_env.hpp"
 #include "warden_scripts.hpp"
 
@@ -28,11 +29,7 @@ std::chrono::milliseconds process_cpu() {
 
 class SpinLockTest : public ::testing::Test {
  protected:
-  std::map<std::string, std::string> snapshot() {
-    std::map<std::string, std::string> all;
-    for (auto& key : probe.keys("*")) all[key] = probe.command({"DUMP", key}).str;
-    return all;
-  }
+  std::map<std::string, std::string> snapshot() { return test::snapshot(probe); }
 
   RedisServer server{log_every_command()};
   RedisProbe probe{server};
