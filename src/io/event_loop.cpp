@@ -141,11 +141,16 @@ bool EventLoop::run_in_place(std::function<void()>& task) {
   return true;
 }
 
-bool EventLoop::loop_needs_waking() {
-  // libuv hands new or changed socket interest to epoll only from inside the
-  // loop (its watcher queue), so a sleeping loop thread would not see it.
+bool EventLoop::interest_pending() const {
+  // libuv hands new or changed socket interest to epoll only from inside
+  // uv_run (its watcher queue, empty when it points at itself), so a thread
+  // sleeping on the epoll descriptor would not see it.
   void* const* watchers = loop_.watcher_queue;
-  if (watchers[0] != static_cast<const void*>(&loop_.watcher_queue)) return true;
+  return watchers[0] != static_cast<const void*>(&loop_.watcher_queue);
+}
+
+bool EventLoop::loop_needs_waking() {
+  if (interest_pending()) return true;
   uv_update_time(&loop_);
   int timeout = uv_backend_timeout(&loop_);
   if (timeout == 0) return true;  // callbacks pending, handles closing
@@ -195,9 +200,7 @@ void EventLoop::run() {
     {
       std::lock_guard<std::mutex> guard(run_mutex_);
       if (uv_run(&loop_, UV_RUN_NOWAIT) == 0) break;  // every handle closed: stopped
-      void* const* watchers = loop_.watcher_queue;
-      bool interest_changed = watchers[0] != static_cast<const void*>(&loop_.watcher_queue);
-      if (!interest_changed) timeout = uv_backend_timeout(&loop_);
+      if (!interest_pending()) timeout = uv_backend_timeout(&loop_);
       sleeps_until_ = timeout < 0 ? -1 : static_cast<std::int64_t>(uv_now(&loop_)) + timeout;
     }
     if (timeout == 0) continue;

@@ -83,6 +83,7 @@ class EventLoop {
  private:
   void run();
   bool run_in_place(std::function<void()>& task);
+  bool interest_pending() const;
   bool loop_needs_waking();
   void wake_loop();
   void drain();

@@ -224,15 +224,18 @@ void PubSub::refused(const std::string& why) {
     }
   }
   if (poll_timer_ == 0) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
-  for (auto& [name, id] : ready) {
-    auto entry = channels_.find(name);
-    if (entry == channels_.end()) continue;
-    auto waiter = entry->second.waiters.find(id);
-    if (waiter == entry->second.waiters.end() || waiter->second.ready) continue;
-    waiter->second.ready = true;
-    auto on_ready = std::move(waiter->second.on_ready);
-    if (on_ready) on_ready();
-  }
+  for (auto& [name, id] : ready) tell_ready(name, id);
+}
+
+void PubSub::tell_ready(const std::string& name, std::uint64_t id) {
+  // Looked up again: an earlier waiter's on_ready may have removed this one.
+  auto entry = channels_.find(name);
+  if (entry == channels_.end()) return;
+  auto waiter = entry->second.waiters.find(id);
+  if (waiter == entry->second.waiters.end() || waiter->second.ready) return;
+  waiter->second.ready = true;
+  auto on_ready = std::move(waiter->second.on_ready);
+  if (on_ready) on_ready();
 }
 
 void PubSub::poll_tick() {
@@ -273,15 +276,7 @@ void PubSub::on_link_down() {
     }
   }
   for (auto& [name, id] : wake) wake_one(name, id, wake_cause::reconnect);
-  for (auto& [name, id] : unconfirmed) {
-    auto entry = channels_.find(name);
-    if (entry == channels_.end()) continue;
-    auto waiter = entry->second.waiters.find(id);
-    if (waiter == entry->second.waiters.end() || waiter->second.ready) continue;
-    waiter->second.ready = true;
-    auto on_ready = std::move(waiter->second.on_ready);
-    if (on_ready) on_ready();
-  }
+  for (auto& [name, id] : unconfirmed) tell_ready(name, id);
 }
 
 }  // namespace warden::detail

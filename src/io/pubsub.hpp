@@ -80,6 +80,9 @@ class PubSub {
   void wake_one(const std::string& channel, std::uint64_t waiter, wake_cause why);
   void forget_if_idle(const std::string& channel);
   void refused(const std::string& why);
+  // Marks waiter `id` of `name` ready (its subscription is in place or will
+  // not come) and runs its on_ready; a no-op if it is gone or already ready.
+  void tell_ready(const std::string& name, std::uint64_t id);
   void poll_tick();
 
   EventLoop& loop_;
