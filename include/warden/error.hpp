@@ -35,6 +35,9 @@ enum class errc {
   tls_handshake_failed,   // TLS: the handshake failed otherwise (the server does not speak TLS,
                           // refused our client certificate, no common protocol version, or the
                           // handshake did not finish within Config::connect_timeout)
+  cluster_error,          // Redis Cluster: no slot table could be read from any seed (not a
+                          // cluster node?), no master serves the key's slot, or a command
+                          // was redirected more often than ClusterConfig::max_redirects
 };
 
 // The std::error_category of warden::errc; its name() is "warden".

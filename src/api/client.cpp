@@ -43,10 +43,10 @@ namespace {
 void check_name(detail::ClientCore& core, std::string_view name) {
   if (name.empty()) {
     throw Error(errc::invalid_argument,
-                detail::lock_message(name, core.node_for(name).server(), "a lock name must not be empty"));
+                detail::lock_message(name, core.topology().describe(name), "a lock name must not be empty"));
   }
   if (auto problem = detail::keys::name_problem(name)) {
-    throw Error(errc::invalid_argument, detail::lock_message(name, core.node_for(name).server(), *problem));
+    throw Error(errc::invalid_argument, detail::lock_message(name, core.topology().describe(name), *problem));
   }
 }
 
@@ -70,7 +70,7 @@ FencedLock Client::get_fenced_lock(std::string_view name) {
 SpinLock Client::get_spin_lock(std::string_view name, SpinBackoff backoff) {
   check_name(*core_, name);
   if (auto problem = detail::spin_backoff_problem(backoff)) {
-    throw Error(errc::invalid_argument, detail::lock_message(name, core_->node_for(name).server(), *problem));
+    throw Error(errc::invalid_argument, detail::lock_message(name, core_->topology().describe(name), *problem));
   }
   // One core per back-off: the core's waiters use it.
   auto kind = fmt::format("spin {} {} {} {}", backoff.initial_delay.count(), backoff.max_delay.count(),

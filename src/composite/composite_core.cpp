@@ -41,7 +41,7 @@ CompositeCore::CompositeCore(std::vector<std::shared_ptr<LockCore>> members, std
   name_ = "{";
   for (std::size_t i = 0; i < members_.size(); ++i) {
     auto& core = *members_[i];
-    descriptions_.push_back(fmt::format("'{}' on {}", core.name(), core.node().server()));
+    descriptions_.push_back(fmt::format("'{}' on {}", core.name(), core.client().topology().describe(core.name())));
     if (i != 0) name_ += ", ";
     name_ += descriptions_.back();
     longest_command_timeout_ = std::max(longest_command_timeout_, core.client().config().command_timeout);

@@ -137,7 +137,7 @@ void CompositeCore::release(thread_id owner, release_done done) {
     run_on(
         member,
         [self, member, owner, level_id, i] {
-          if (!member->node().commands().ready()) self->late_answer(owner, level_id, i, false);
+          if (member->link_problem()) self->late_answer(owner, level_id, i, false);
         },
         [self, owner, level_id, i] { self->late_answer(owner, level_id, i, false); });
   }

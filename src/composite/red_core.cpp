@@ -351,13 +351,13 @@ std::vector<std::shared_ptr<LockCore>> checked_members(std::vector<std::shared_p
   std::map<std::string, std::string> servers;  // server → the member's name
   for (auto& lock : members) {
     if (!lock) throw Error(errc::invalid_argument, "warden: red lock: a member is an empty (moved-from) Lock");
-    auto server = same_host(lock->node().server());
+    auto server = same_host(lock->client().topology().label());
     auto [it, fresh] = servers.emplace(server, lock->name());
     if (!fresh) {
       throw Error(errc::invalid_argument,
                   fmt::format("warden: red lock: locks '{}' and '{}' are both on {}; each node must be a different "
                               "server",
-                              it->second, lock->name(), lock->node().server()));
+                              it->second, lock->name(), lock->client().topology().label()));
     }
   }
   return members;

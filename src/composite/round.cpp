@@ -90,8 +90,8 @@ void Round::ask(const std::shared_ptr<Gather<MemberVote>>& gather, std::size_t i
         if (*answered) return;  // answered at once (e.g. its client is shutting down)
         *timer = loop.after(budget, [gather, round, i, member, budget] {
           // A node that is down shows as what its connection last failed with.
-          auto& connection = member->node().commands();
-          std::error_code why = connection.ready() ? make_error_code(errc::timed_out) : connection.pending_error();
+          auto down = member->link_problem();
+          std::error_code why = down ? down : make_error_code(errc::timed_out);
           MemberVote v{vote::failed, why,
                        fmt::format("{} (no answer within its {} ms budget)", why.message(), budget.count())};
           if (!gather->report(i, std::move(v))) round->late(i, false);
@@ -166,7 +166,7 @@ void Round::fail(const std::vector<bool>& taken, std::vector<bool> owed, std::fu
     run_on(
         member,
         [self, member, i] {
-          if (!member->node().commands().ready()) self->stop_waiting(i);
+          if (member->link_problem()) self->stop_waiting(i);
         },
         [self, i] { self->stop_waiting(i); });
   }

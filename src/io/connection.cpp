@@ -609,7 +609,11 @@ void Connection::drop(std::error_code why, std::string detail) {
   if (was_ready && on_down_ && !link_.closed()) on_down_();
 }
 
-void Connection::close() {
+void Connection::close() { shut(nullptr); }
+
+void Connection::retire(const std::string& why) { shut(&why); }
+
+void Connection::shut(const std::string* retired) {
   if (link_.closed()) return;
   link_.close();
   release_socket();
@@ -622,7 +626,19 @@ void Connection::close() {
   protocol_.reset();
   std::vector<std::uint64_t> pending;
   for (auto& entry : requests_) pending.push_back(entry.first);
-  for (auto id : pending) complete(id, Response{make_error_code(errc::shut_down), {}});
+  for (auto id : pending) {
+    if (retired == nullptr) {
+      complete(id, Response{make_error_code(errc::shut_down), {}});
+      continue;
+    }
+    // Retired: what never reached the server certainly did not run there.
+    auto it = requests_.find(id);
+    if (it == requests_.end()) continue;
+    Response response{make_error_code(errc::connection_lost), {}};
+    response.not_run = !it->second.in_flight;
+    response.detail = *retired;
+    complete(id, std::move(response));
+  }
   queue_.clear();
 }
 

@@ -77,6 +77,12 @@ class Connection : private Flushable {
   void start();
   // Fails everything pending with errc::shut_down and stops reconnecting.
   void close();
+  // Closes for good because the server no longer serves this client's
+  // commands (a cluster node that left, or lost its slots): commands not yet
+  // written fail with errc::connection_lost and Response::not_run (they may
+  // go elsewhere), those in flight with errc::connection_lost; `why` is
+  // their Response::detail.
+  void retire(const std::string& why);
 
   // Queues a command; `handler` runs exactly once, on the loop thread, with the
   // reply or: errc::timed_out when no reply came by `deadline`; the last
@@ -111,6 +117,7 @@ class Connection : private Flushable {
   };
   struct Socket;
 
+  void shut(const std::string* retired);
   void connect();
   void connect_to(const sockaddr* address);
   void on_transport_connected(int status);

@@ -203,6 +203,9 @@ void PubSub::wake_one(const std::string& channel, std::uint64_t id, wake_cause w
 }
 
 void PubSub::refused(const std::string& why) {
+  auto refusal = Reply::make_error(why);
+  auto kind = classify(refusal);
+  if (kind == reply_class::moved || kind == reply_class::ask) return redirected(refusal);
   // The error does not say which SUBSCRIBE it answers: every channel still
   // waiting for its confirmation counts as refused.
   if (!polling_ && log_) {
@@ -224,6 +227,22 @@ void PubSub::refused(const std::string& why) {
     }
   }
   if (poll_timer_ == 0) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
+  for (auto& [name, id] : ready) tell_ready(name, id);
+}
+
+void PubSub::redirected(const Reply& refusal) {
+  // A shard channel whose slot is served elsewhere now. Not a refusal to
+  // fall back to polling for: the waiters re-poll, which finds where the
+  // lock lives, and join the subscriber there.
+  if (on_redirect_) on_redirect_(refusal);
+  std::vector<std::pair<std::string, std::uint64_t>> ready;
+  for (auto& [name, entry] : channels_) {
+    if (entry.state.active()) continue;
+    entry.state.refused();
+    for (auto& [id, waiter] : entry.waiters) {
+      if (!waiter.ready) ready.emplace_back(name, id);
+    }
+  }
   for (auto& [name, id] : ready) tell_ready(name, id);
 }
 
@@ -260,6 +279,11 @@ void PubSub::on_link_ready() {
   for (auto& name : names) perform(name, channels_[name].state.link_up());
 }
 
+void PubSub::retire() {
+  close();
+  wake_everyone();
+}
+
 void PubSub::on_link_down() {
   // Every waiter re-polls now: if the server is gone its acquire fails with a
   // connection error by its deadline instead of sleeping out the lock's TTL;
@@ -268,6 +292,10 @@ void PubSub::on_link_down() {
   // the server taking it and us reading the answer): it is told it is ready,
   // which makes it re-try, rather than waiting for a confirmation that will
   // only come after a reconnect.
+  wake_everyone();
+}
+
+void PubSub::wake_everyone() {
   std::vector<std::pair<std::string, std::uint64_t>> wake, unconfirmed;
   for (auto& [name, entry] : channels_) {
     entry.state.link_down();

@@ -27,6 +27,9 @@ class PubSub {
     poll_timer_ = 0;
     connection_.close();
   }
+  // The node no longer serves these channels: every waiter is woken to
+  // re-poll (and re-join where its lock now lives), then as close().
+  void retire();
 
   // Adds a waiter on `channel`. `on_ready` runs once the subscription is
   // confirmed (at once if it already is). `on_wake` runs when this waiter is
@@ -47,6 +50,10 @@ class PubSub {
   void leave(const std::string& channel, std::uint64_t waiter, bool pass_wake);
 
   bool subscribed(const std::string& channel) const;
+
+  // Told when a (S)SUBSCRIBE is answered with MOVED or ASK (a shard channel
+  // whose slot moved): the cluster's router learns from it.
+  void on_redirect(std::function<void(const Reply&)> handler) { on_redirect_ = std::move(handler); }
 
   // True once the server refused a SUBSCRIBE on this connection (an ACL user
   // without channel permissions). Waiters on channels that are not
@@ -73,6 +80,9 @@ class PubSub {
   void dropped(const std::string& channel);
   void on_link_ready();
   void on_link_down();
+  // Every waiter re-polls: the parked ones are woken (wake_cause::reconnect),
+  // those whose subscription was unconfirmed are told they are ready.
+  void wake_everyone();
   void perform(const std::string& channel, ChannelState::action action);
   void confirmed(const std::string& channel);
   void message(const std::string& channel, const std::string& payload);
@@ -80,6 +90,7 @@ class PubSub {
   void wake_one(const std::string& channel, std::uint64_t waiter, wake_cause why);
   void forget_if_idle(const std::string& channel);
   void refused(const std::string& why);
+  void redirected(const Reply& refusal);
   // Marks waiter `id` of `name` ready (its subscription is in place or will
   // not come) and runs its on_ready; a no-op if it is gone or already ready.
   void tell_ready(const std::string& name, std::uint64_t id);
@@ -94,6 +105,7 @@ class PubSub {
   std::uint64_t next_waiter_ = 1;
   bool polling_ = false;
   TimerQueue::id poll_timer_ = 0;
+  std::function<void(const Reply&)> on_redirect_;
 };
 
 }  // namespace warden::detail

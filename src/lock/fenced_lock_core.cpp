@@ -79,7 +79,7 @@ std::optional<SettleAnswer> FencedLockCore::read_settle(const Reply& reply, bool
 
 void FencedLockCore::token(std::function<void(std::error_code, std::int64_t, const std::string&)> done) {
   auto self = std::static_pointer_cast<FencedLockCore>(shared_from_this());
-  node().send({"GET", token_key_}, clock::now() + client().config().command_timeout, true,
+  client().send({"GET", token_key_}, token_key_, clock::now() + client().config().command_timeout, true,
               [self, done = std::move(done)](Response&& response) {
                 if (response.error) return done(response.error, 0, self->message(describe_error(response)));
                 const auto& reply = response.reply;

@@ -45,7 +45,6 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
             std::optional<std::chrono::milliseconds> lease, LockCore::acquire_done done, AcquireOptions options)
       : lock_(std::move(lock)),
         client_(lock_->client()),
-        node_(lock_->node()),
         owner_id_(owner),
         lease_(lease),
         channel_(lock_->wait_channel(owner)),
@@ -143,7 +142,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     if (!last) waited_ = true;
     auto call = last ? lock_->try_acquire_call(owner_id_, lease_ms()) : lock_->acquire_call(owner_id_, lease_ms());
     call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_));
-    node_.run_script(*call.script, call.keys, call.args, command_deadline(sent), false,
+    client_.run_script(*call.script, call.keys, call.args, command_deadline(sent), false,
                      [self = shared_from_this(), sent](Response&& response) { self->on_acquire(sent, std::move(response)); });
   }
 
@@ -212,7 +211,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     // long as what it takes back could still be alive; the owner's later
     // commands on this lock wait for it.
     auto deadline = keep ? command_deadline(now) : saturating_add(now, std::max(config.command_timeout, lease_ms()));
-    node_.run_script(*call.script, call.keys, call.args, deadline, true,
+    client_.run_script(*call.script, call.keys, call.args, deadline, true,
                      [self = shared_from_this(), keep](Response&& response) { self->on_settled(keep, std::move(response)); });
   }
 
@@ -268,16 +267,23 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   void subscribe(std::chrono::milliseconds wait) {
     track_shutdown();
     arm(wait);
+    leave_waiters(false);  // joined where the lock lived before it moved
+    node_ = client_.topology().node_for(channel_);
+    // No node serves the lock's slot right now (a cluster mid-failover): the
+    // timer re-tries, which is routed afresh.
+    if (!node_) return;
     auto self = shared_from_this();
-    waiter_ = node_.pubsub().join(
+    waiter_ = node_->pubsub().join(
         channel_, [self] { self->on_subscribed(); }, [self](wake_cause why) { self->on_woken(why); });
     // join() may run on_subscribed at once, and the op may have finished in
     // it (a closed connection fails the re-try synchronously): the waiter
     // would then never be removed.
-    if (finished_) {
-      node_.pubsub().leave(channel_, waiter_, false);
-      waiter_ = 0;
-    }
+    if (finished_) leave_waiters(false);
+  }
+
+  void leave_waiters(bool pass_wake) {
+    if (waiter_ != 0) node_->pubsub().leave(channel_, waiter_, pass_wake);
+    waiter_ = 0;
   }
 
   void on_subscribed() {
@@ -292,7 +298,12 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
 
   void sleep(std::chrono::milliseconds wait) {
     woken_ = false;
-    if (node_.pubsub().park(channel_, waiter_)) {
+    // The lock's slot is served by another node than the one joined (a
+    // failover or a resharding since): its unlock messages are published
+    // there now, so join there. The join re-tries once confirmed.
+    if (client_.topology().node_for(channel_) != node_) return subscribe(wait);
+    if (waiter_ == 0) return arm(wait);
+    if (node_->pubsub().park(channel_, waiter_)) {
       tally_.woken(wake_cause::message);  // a wake-up that came while it was not asleep
       return run(fsm_.woken());
     }
@@ -323,7 +334,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     timer_ = client_.loop().after(wait, [self = shared_from_this()] {
       self->timer_ = 0;
       if (self->finished_ || self->in_flight_) return;
-      if (self->waiter_ != 0) self->node_.pubsub().unpark(self->channel_, self->waiter_);
+      if (self->waiter_ != 0) self->node_->pubsub().unpark(self->channel_, self->waiter_);
       self->tally_.woken(wake_cause::timer);
       self->run(self->fsm_.woken());
     });
@@ -341,13 +352,12 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     if (auto& state = cancel_.state()) state->remove(cancel_handle_);
     // A waiter that used an unlock message's wake-up and leaves without the
     // lock hands it on, or the others would sleep out the TTL of a free lock.
-    if (waiter_ != 0) node_.pubsub().leave(channel_, waiter_, !acquired && woken_);
-    waiter_ = 0;
+    leave_waiters(!acquired && woken_);
     if (ticket_ != 0) client_.untrack(ticket_);
     // A MultiLock keeps its members' queue places between its attempts.
     if (!acquired && waited_ && !keep_queue_place_) {
       if (auto call = lock_->give_up_call(owner_id_)) {
-        node_.run_script(*call->script, call->keys, call->args, clock::now() + client_.config().command_timeout,
+        client_.run_script(*call->script, call->keys, call->args, clock::now() + client_.config().command_timeout,
                          true, [](Response&&) {});
       }
     }
@@ -360,7 +370,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
 
   std::shared_ptr<LockCore> lock_;
   ClientCore& client_;
-  Node& node_;
+  std::shared_ptr<Node> node_;  // where it joined the waiters; null while it has not
   thread_id owner_id_;
   std::optional<std::chrono::milliseconds> lease_;
   std::string channel_;
@@ -393,10 +403,14 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
 LockCore::LockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant)
     : client_(std::move(client)), name_(std::move(name)), channel_(keys::lock_channel(name_)), reentrant_(reentrant) {}
 
-Node& LockCore::node() const { return client_->node_for(name_); }
+std::error_code LockCore::link_problem() const {
+  auto node = client_->topology().node_for(name_);
+  if (!node) return make_error_code(errc::cluster_error);
+  return node->commands().ready() ? std::error_code{} : node->commands().pending_error();
+}
 
 std::string LockCore::message(std::string_view what) const {
-  return lock_message(name_, client_->node_for(name_).server(), what);
+  return lock_message(name_, client_->topology().describe(name_), what);
 }
 
 const Script& LockCore::renew_script() const { return scripts::lock_renew; }
@@ -460,7 +474,7 @@ void LockCore::acquire(thread_id owner, std::optional<milliseconds> wait, std::o
 void LockCore::give_up(thread_id owner) {
   auto call = give_up_call(owner);
   if (!call) return;
-  node().run_script(*call->script, call->keys, call->args, clock::now() + client_->config().command_timeout, true,
+  client_->run_script(*call->script, call->keys, call->args, clock::now() + client_->config().command_timeout, true,
                     [](Response&&) {});
 }
 
@@ -536,7 +550,7 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
   auto call = release_call(owner, keep_lease, random_request_id(), latch_ttl);
   // Read only for the observer: no clock read when nobody observes.
   auto sent = client_->observer().on_release ? clock::now() : clock::time_point{};
-  node().run_script(
+  client_->run_script(
       *call.script, call.keys, call.args, deadline, true,
       [self, owner, sent, done = std::move(done)](Response&& response) {
         self->leave_lane(owner);
@@ -581,7 +595,7 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
 void LockCore::force_release(std::function<void(std::error_code, bool, const std::string&)> done) {
   auto self = shared_from_this();
   auto call = force_release_call();
-  node().run_script(*call.script, call.keys, call.args, clock::now() + client_->config().command_timeout, true,
+  client_->run_script(*call.script, call.keys, call.args, clock::now() + client_->config().command_timeout, true,
                     [self, done = std::move(done)](Response&& response) {
                       if (response.error) return done(response.error, false, self->message(response.error.message()));
                       if (auto problem = reply_problem(response.reply, {Reply::kind::integer})) {
@@ -594,7 +608,7 @@ void LockCore::force_release(std::function<void(std::error_code, bool, const std
 
 void LockCore::inspect(thread_id owner, std::function<void(std::error_code, Inspection, const std::string&)> done) {
   auto self = shared_from_this();
-  node().run_script(scripts::lock_inspect, {name_}, {layout(), owner_field(owner)},
+  client_->run_script(scripts::lock_inspect, {name_}, {layout(), owner_field(owner)},
                     clock::now() + client_->config().command_timeout, true,
                     [self, done = std::move(done)](Response&& response) {
                       if (response.error) return done(response.error, {}, self->message(response.error.message()));
@@ -620,7 +634,7 @@ void LockCore::set_lease(thread_id owner, milliseconds lease, std::function<void
   auto self = shared_from_this();
   auto call = set_lease_call(owner, lease);
   auto sent = clock::now();
-  node().run_script(*call.script, call.keys, call.args, sent + client_->config().command_timeout, true,
+  client_->run_script(*call.script, call.keys, call.args, sent + client_->config().command_timeout, true,
                     [self, owner, lease, sent, done = std::move(done)](Response&& response) {
                       if (!response.ok()) {
                         return done(response.error ? response.error : make_error_code(errc::server_error), false);

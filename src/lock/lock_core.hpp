@@ -87,7 +87,6 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   const std::string& name() const { return name_; }
   ClientCore& client() const { return *client_; }
   const std::shared_ptr<ClientCore>& client_ptr() const { return client_; }
-  Node& node() const;  // loop thread
 
   // Waits up to `wait` (nullopt: for ever) for the lock on behalf of `owner`.
   // `lease` nullopt: watchdog mode.
@@ -162,6 +161,10 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // is_locked() from an inspection. A read (write) lock is locked only while
   // the hash is in read (write) mode.
   virtual bool locked(const Inspection& state) const { return state.pttl != -2; }
+
+  // Why the node serving this lock cannot take a command now (the
+  // connection's last failure), or {} when it is connected. Loop thread.
+  std::error_code link_problem() const;
 
   // "warden: lock 'NAME' on SERVER: WHAT"
   std::string message(std::string_view what) const;

@@ -8,7 +8,6 @@
 
 #include "lock/lock_core.hpp"
 #include "topology/client_core.hpp"
-#include "topology/node.hpp"
 #include "topology/script.hpp"
 
 namespace warden::detail {
@@ -60,50 +59,54 @@ void Watchdog::tick() {
   const auto lease = client_.config().lock_watchdog_timeout;
   const auto period = lease / 3;
   auto plan = book_.take_due(clock::now(), lease, period);
-  // Batches per node and script: one script call renews up to batch_size holds.
+  // Batches per group and script: one script call renews up to batch_size
+  // holds, and its keys must share a cluster slot (a group), or the server
+  // refuses it (CROSSSLOT). One batch failing (a slot mid-failover) leaves
+  // the others as they are.
   struct Batch {
-    Node* node;
     const Script* script;
     std::vector<std::pair<key, std::uint64_t>> holds;
     std::vector<std::string> keys;
     std::vector<std::string> args;
   };
+  auto& topology = client_.topology();
   std::vector<Batch> batches;
+  std::map<std::pair<std::uint32_t, const Script*>, std::size_t> open;  // the batch still filling, per group
   for (auto& due : plan.due) {
-    Node* node = &due.lock->node();
     const Script* script = &due.lock->renew_script();
-    auto batch = std::find_if(batches.begin(), batches.end(), [&](const Batch& b) {
-      return b.node == node && b.script == script && b.holds.size() < batch_size;
-    });
-    if (batch == batches.end()) {
-      batches.push_back(Batch{node, script, {}, {}, {std::to_string(lease.count())}});
-      batch = std::prev(batches.end());
+    auto renew_key = due.lock->renew_key();
+    auto [slot, fresh] = open.try_emplace({topology.group_of(renew_key), script}, batches.size());
+    if (fresh || batches[slot->second].holds.size() >= batch_size) {
+      slot->second = batches.size();
+      batches.push_back(Batch{script, {}, {}, {std::to_string(lease.count())}});
     }
-    batch->holds.emplace_back(due.which, due.epoch);
-    batch->keys.push_back(due.lock->renew_key());
-    batch->args.push_back(due.lock->renew_arg(due.which.second));
+    auto& batch = batches[slot->second];
+    batch.holds.emplace_back(due.which, due.epoch);
+    batch.keys.push_back(std::move(renew_key));
+    batch.args.push_back(due.lock->renew_arg(due.which.second));
   }
   auto& hook = client_.observer().on_renewal;
   for (auto& batch : batches) {
     auto sent = clock::now();
+    auto node = topology.describe(batch.keys.front());
     if (hook) {
       RenewalEvent event;
-      event.node = batch.node->server();
+      event.node = node;
       event.phase = renewal_phase::sent;
       event.count = batch.holds.size();
       hook(event);
     }
-    batch.node->run_script(*batch.script, batch.keys, batch.args, sent + client_.config().command_timeout, true,
-                           [this, node = batch.node, holds = std::move(batch.holds), sent](Response&& response) {
-                             std::vector<long long> results;
-                             std::error_code error = response.error;
-                             if (!error && response.reply.is_error()) error = make_error_code(errc::server_error);
-                             if (!error) {
-                               for (auto& element : response.reply.elements) results.push_back(element.integer);
-                             }
-                             if (!stopped_) report(*node, holds.size(), sent, error, results);
-                             renewed(holds, sent, error, results);
-                           });
+    client_.run_script(*batch.script, batch.keys, batch.args, sent + client_.config().command_timeout, true,
+                       [this, node = std::move(node), holds = std::move(batch.holds), sent](Response&& response) {
+                         std::vector<long long> results;
+                         std::error_code error = response.error;
+                         if (!error && response.reply.is_error()) error = make_error_code(errc::server_error);
+                         if (!error) {
+                           for (auto& element : response.reply.elements) results.push_back(element.integer);
+                         }
+                         if (!stopped_) report(node, holds.size(), sent, error, results);
+                         renewed(holds, sent, error, results);
+                       });
   }
   for (auto& which : plan.overdue) {
     lose(which, make_error_code(errc::timed_out), "no renewal was confirmed for a whole lease (no reply)");
@@ -125,12 +128,12 @@ void Watchdog::renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, 
   }
 }
 
-void Watchdog::report(Node& node, std::size_t count, clock::time_point sent, std::error_code error,
+void Watchdog::report(const std::string& node, std::size_t count, clock::time_point sent, std::error_code error,
                       const std::vector<long long>& results) const {
   auto& hook = client_.observer().on_renewal;
   if (!hook) return;
   RenewalEvent event;
-  event.node = node.server();
+  event.node = node;
   event.phase = error ? renewal_phase::failed : renewal_phase::confirmed;
   event.count = count;
   for (auto result : results) ++(result == 1 ? event.renewed : event.gone);

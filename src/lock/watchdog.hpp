@@ -19,7 +19,6 @@
 namespace warden::detail {
 
 class ClientCore;
-class Node;
 
 class Watchdog final : private HoldBook::Keeper {
  public:
@@ -49,7 +48,7 @@ class Watchdog final : private HoldBook::Keeper {
                std::error_code error, const std::vector<long long>& results);
   void lose(const key& which, std::error_code cause, const std::string& why);
   // Tells the observer how a renewal batch sent at `sent` was answered.
-  void report(Node& node, std::size_t count, clock::time_point sent, std::error_code error,
+  void report(const std::string& node, std::size_t count, clock::time_point sent, std::error_code error,
               const std::vector<long long>& results) const;
 
   ClientCore& client_;

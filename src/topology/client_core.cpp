@@ -10,6 +10,7 @@
 
 #include "io/tls_session.hpp"
 #include "lock/lock_core.hpp"
+#include "topology/single_server.hpp"
 
 namespace warden::detail {
 namespace {
@@ -128,8 +129,8 @@ ClientCore::ClientCore(Config config)
     : config_(with_guarded_hooks(std::move(config))), id_(random_uuid()),
       holds_(config_.lock_watchdog_timeout),
       watchdog_(*this, holds_) {
-  node_ = std::make_unique<Node>(loop_, connection_options(config_, id_));
-  loop_.post([this] { node_->start(); });
+  topology_ = std::make_unique<SingleServer>(loop_, connection_options(config_, id_));
+  loop_.post([this] { topology_->start(); });
 }
 
 ClientCore::~ClientCore() { shutdown(); }
@@ -142,11 +143,9 @@ void ClientCore::shutdown() {
     tracked_.clear();
     for (auto& [ticket, fail] : tracked) fail();
     watchdog_.stop();
-    node_->close();
+    topology_->close();
   });
 }
-
-Node& ClientCore::node_for(std::string_view /*key*/) { return *node_; }
 
 void ClientCore::prune_locks() {
   // Drop entries of locks nobody refers to any more, now and then.

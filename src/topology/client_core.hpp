@@ -18,6 +18,7 @@
 
 #include "io/event_loop.hpp"
 #include "topology/node.hpp"
+#include "topology/topology.hpp"
 #include "lock/hold_book.hpp"
 #include "lock/watchdog.hpp"
 
@@ -45,9 +46,20 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   // Runs `task` on the I/O thread; false (task dropped) once shut down.
   bool post(std::function<void()> task) { return loop_.post(std::move(task)); }
 
-  // The node serving `key`. Loop thread only. One node today; cluster routing
-  // plugs in here.
-  Node& node_for(std::string_view key);
+  // Where commands go (one server or a cluster). Loop thread, except
+  // Topology::label() and Topology::describe().
+  Topology& topology() { return *topology_; }
+  const Topology& topology() const { return *topology_; }
+
+  // Shorthands of the topology's: routed by the first key.
+  void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
+                  clock::time_point deadline, bool idempotent, Connection::Handler handler) {
+    topology_->run_script(script, keys, args, deadline, idempotent, std::move(handler));
+  }
+  void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline, bool idempotent,
+            Connection::Handler handler) {
+    topology_->send(std::move(argv), route_key, deadline, idempotent, std::move(handler));
+  }
 
   // One core per kind and name, shared by every handle of it, so that holds,
   // the lost-lock callback and waiters agree whichever handle is used. `args`
@@ -86,7 +98,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   Config config_;
   std::string id_;
   EventLoop loop_;
-  std::unique_ptr<Node> node_;
+  std::unique_ptr<Topology> topology_;
   HoldBook holds_;
   Watchdog watchdog_;
   std::mutex locks_mutex_;

@@ -16,6 +16,8 @@ ConnectionOptions subscriber_options(const ConnectionOptions& options) {
   return out;
 }
 
+}  // namespace
+
 std::vector<std::string> eval_argv(const char* command, const char* script, const std::vector<std::string>& keys,
                                    const std::vector<std::string>& args) {
   std::vector<std::string> argv;
@@ -28,39 +30,87 @@ std::vector<std::string> eval_argv(const char* command, const char* script, cons
   return argv;
 }
 
-}  // namespace
-
 // One command until it runs or its deadline passes.
 struct Node::Attempt {
   std::vector<std::string> argv;
   const Script* script = nullptr;  // set: argv is an EVALSHA of it
   clock::time_point deadline;
   bool idempotent = false;
+  bool asking = false;  // ASKING goes just before it, each time it is sent
   int refusals = 0;
   Connection::Handler handler;
 };
 
 Node::Node(EventLoop& loop, const ConnectionOptions& options)
     : loop_(loop),
+      options_(options),
       log_(options.log),
       refused_backoff_(std::chrono::milliseconds{5}, std::chrono::milliseconds{500}, std::random_device{}()),
-      commands_(loop, options),
-      pubsub_(loop, subscriber_options(options)) {}
+      commands_(loop, options) {}
 
-void Node::start() {
+PubSub& Node::pubsub() {
+  if (!pubsub_) {
+    pubsub_ = std::make_unique<PubSub>(loop_, subscriber_options(options_), sharded_);
+    // A node already closed keeps a closed subscriber: joins then see a link
+    // that never comes up, as on a closed node's connections.
+    if (closed_) {
+      pubsub_->close();
+    } else if (started_) {
+      pubsub_->start();
+    }
+  }
+  return *pubsub_;
+}
+
+void Node::start(bool with_subscriber) {
+  started_ = true;
   commands_.start();
-  pubsub_.start();
+  if (with_subscriber) pubsub().start();
 }
 
 void Node::close() {
-  pubsub_.close();
+  if (closed_) return;
+  closed_ = true;
+  if (pubsub_) pubsub_->close();
   commands_.close();
+  fail_backing_off(Response{make_error_code(errc::shut_down), {}});
+}
+
+void Node::retire(const std::string& why) {
+  if (closed_) return;
+  closed_ = true;
+  retired_ = true;
+  if (pubsub_) pubsub_->retire();
+  commands_.retire(why);
+  Response not_run{make_error_code(errc::connection_lost), {}};
+  not_run.not_run = true;
+  not_run.detail = why;
+  fail_backing_off(not_run);
+}
+
+void Node::fail_backing_off(const Response& response) {
   auto waiting = std::move(backing_off_);
   backing_off_.clear();
   for (auto& entry : waiting) {
     loop_.cancel(entry.first);
-    entry.second->handler(Response{make_error_code(errc::shut_down), {}});
+    Response copy = response;
+    entry.second->handler(std::move(copy));
   }
+}
+
+void Node::send_asking(std::vector<std::string> argv, const Script* script, clock::time_point deadline,
+                       bool idempotent, Connection::Handler handler) {
+  auto attempt = std::make_shared<Attempt>();
+  attempt->argv = std::move(argv);
+  if (script != nullptr && attempt->argv[0] == "EVALSHA") {
+    attempt->argv[0] = "EVAL";
+    attempt->argv[1] = script->body;
+  }
+  attempt->asking = true;
+  attempt->deadline = deadline;
+  attempt->idempotent = idempotent;
+  attempt->handler = std::move(handler);
+  send_attempt(std::move(attempt));
 }
 
 void Node::send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent,
@@ -88,6 +138,9 @@ void Node::run_script(const Script& script, const std::vector<std::string>& keys
 void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
   // The connection keeps its own copy of argv; ours stays for a resend.
   auto argv = attempt->argv;
+  // ASKING's own answer (+OK) is of no interest; the two go out together, in
+  // order, so the command is the one it applies to.
+  if (attempt->asking) commands_.send({"ASKING"}, attempt->deadline, true, [](Response&&) {});
   commands_.send(std::move(argv), attempt->deadline, attempt->idempotent, [this, attempt](Response&& response) {
     auto kind = classify(response.reply);
     if (response.error || !did_not_run(kind)) return attempt->handler(std::move(response));

@@ -1,5 +1,5 @@
 // One Redis server as seen by a Client: a command connection and a
-// subscriber connection. Lock code asks the Client for the node of a key and
+// subscriber connection. Lock code reaches nodes through the Topology and
 // never assumes there is only one.
 #pragma once
 
@@ -18,13 +18,27 @@ namespace warden::detail {
 class Node {
  public:
   Node(EventLoop& loop, const ConnectionOptions& options);
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
 
   const std::string& server() const { return commands_.server(); }
   Connection& commands() { return commands_; }
-  PubSub& pubsub() { return pubsub_; }
 
-  void start();
+  // The subscriber connection, made on first use (and started with the
+  // node). `set_sharded` before that chooses SSUBSCRIBE over SUBSCRIBE.
+  PubSub& pubsub();
+  void set_sharded(bool sharded) { sharded_ = sharded; }
+
+  // Starts the command connection, and the subscriber connection too when
+  // `with_subscriber` (a single server: waiters find it ready).
+  void start(bool with_subscriber);
   void close();
+  // The node no longer serves the caller (it left the cluster, or lost its
+  // slots): commands not yet written fail with Response::not_run (so that
+  // the router sends them elsewhere), those in flight with connection_lost,
+  // and every waiter is woken to re-poll. Then as close().
+  void retire(const std::string& why);
+  bool retired() const { return retired_; }
 
   // Connection::send, plus: a reply that says the command did not run
   // (did_not_run: LOADING, BUSY, ...) is not passed on while time is left; the
@@ -38,18 +52,34 @@ class Node {
   void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
                   clock::time_point deadline, bool idempotent, Connection::Handler handler);
 
+  // A cluster's ASK redirection: ASKING then the command, back to back on
+  // the command connection, once. A script goes as EVAL with its body: a
+  // NOSCRIPT answer would resend it without the ASKING before it.
+  void send_asking(std::vector<std::string> argv, const Script* script, clock::time_point deadline, bool idempotent,
+                   Connection::Handler handler);
+
  private:
   struct Attempt;
   void send_attempt(std::shared_ptr<Attempt> attempt);
+  void fail_backing_off(const Response& response);
 
   EventLoop& loop_;
+  ConnectionOptions options_;
   warden::logger log_;
   Backoff refused_backoff_;
   // Commands waiting out a back-off between refusals: close() fails them, as
   // the connection fails what it holds.
   std::unordered_map<TimerQueue::id, std::shared_ptr<Attempt>> backing_off_;
   Connection commands_;
-  PubSub pubsub_;
+  std::unique_ptr<PubSub> pubsub_;
+  bool sharded_ = false;
+  bool started_ = false;
+  bool closed_ = false;
+  bool retired_ = false;
 };
+
+// EVALSHA/EVAL argv: command, script (sha or body), key count, keys, args.
+std::vector<std::string> eval_argv(const char* command, const char* script, const std::vector<std::string>& keys,
+                                   const std::vector<std::string>& args);
 
 }  // namespace warden::detail

@@ -68,7 +68,7 @@ std::map<std::string, std::string> warden_clients(const std::string& client_list
 
 Session::Session(const Options& options) : client_(config_for(options)) {}
 
-std::vector<detail::Reply> Session::run(std::vector<std::vector<std::string>> commands) {
+std::vector<detail::Reply> Session::run(std::vector<std::vector<std::string>> commands, const std::string& route_key) {
   auto& core = detail::access::core(client_);
   struct Batch {
     std::vector<detail::Response> responses;
@@ -81,11 +81,17 @@ std::vector<detail::Reply> Session::run(std::vector<std::vector<std::string>> co
   auto finished = batch->done.get_future();
   if (commands.empty()) return {};
   auto deadline = detail::clock::now() + client_.config().command_timeout;
-  bool posted = core->post([core, batch, commands = std::move(commands), deadline]() mutable {
-    auto& node = core->node_for({});
+  bool posted = core->post([core, batch, commands = std::move(commands), deadline, route_key]() mutable {
+    auto node = core->topology().node_for(route_key);
+    if (!node) {
+      detail::Response none{make_error_code(errc::cluster_error), {}};
+      none.detail = "no node is known to serve " + core->topology().describe(route_key);
+      for (auto& response : batch->responses) response = none;
+      return batch->done.set_value();
+    }
     for (std::size_t i = 0; i < commands.size(); ++i) {
       // Not resent after a drop: a MULTI/EXEC must not be split.
-      node.send(std::move(commands[i]), deadline, false, [batch, i](detail::Response&& response) {
+      node->send(std::move(commands[i]), deadline, false, [batch, i](detail::Response&& response) {
         batch->responses[i] = std::move(response);
         if (--batch->left == 0) batch->done.set_value();
       });
@@ -113,7 +119,7 @@ LockState Session::read(const std::string& name) {
       {"GET", keys.token},
       {"TIME"},
       {"EXEC"},
-  });
+  }, name);
   const auto& exec = checked(replies.back(), "MULTI/EXEC");
   if (exec.elements.size() != 7) throw Error(errc::protocol_error, "warden-inspect: unexpected MULTI/EXEC reply");
   const auto& got = exec.elements;
@@ -144,7 +150,7 @@ LockState Session::read(const std::string& name) {
   for (auto& channel : channels_to_count(name, raw)) numsub.push_back(channel);
   second.push_back(numsub);
   second.push_back({"CLIENT", "LIST"});
-  auto answers = run(std::move(second));
+  auto answers = run(std::move(second), name);
   for (std::size_t i = 0; i < hold_keys.size(); ++i) {
     raw.read_hold_ttls[hold_keys[i]] = checked(answers[i], "PTTL").integer;
   }

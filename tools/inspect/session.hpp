@@ -21,8 +21,9 @@ class Session {
 
   // Sends the commands in one batch and waits for every reply (error replies
   // included). Throws warden::Error when the server cannot be reached or a
-  // reply does not come in time.
-  std::vector<detail::Reply> run(std::vector<std::vector<std::string>> commands);
+  // reply does not come in time. They go to the node serving `route_key`
+  // (on a cluster, the master of its slot).
+  std::vector<detail::Reply> run(std::vector<std::vector<std::string>> commands, const std::string& route_key = {});
 
   // Everything the keys of `name` say, read in one MULTI/EXEC (so the kind is
   // judged on one moment's keys) and one follow-up round (read hold TTLs,

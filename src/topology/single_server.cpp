@@ -1,0 +1,19 @@
+#include "topology/single_server.hpp"
+
+namespace warden::detail {
+
+SingleServer::SingleServer(EventLoop& loop, const ConnectionOptions& options)
+    : node_(std::make_shared<Node>(loop, options)), label_(node_->server()) {}
+
+void SingleServer::send(std::vector<std::string> argv, std::string_view, clock::time_point deadline, bool idempotent,
+                        Connection::Handler handler) {
+  node_->send(std::move(argv), deadline, idempotent, std::move(handler));
+}
+
+void SingleServer::run_script(const Script& script, const std::vector<std::string>& keys,
+                              const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
+                              Connection::Handler handler) {
+  node_->run_script(script, keys, args, deadline, idempotent, std::move(handler));
+}
+
+}  // namespace warden::detail

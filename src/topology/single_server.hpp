@@ -1,0 +1,34 @@
+// The topology of a Client of one Redis server (TCP, TLS or a unix socket):
+// every key lives on its one node.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "topology/node.hpp"
+#include "topology/topology.hpp"
+
+namespace warden::detail {
+
+class SingleServer final : public Topology {
+ public:
+  SingleServer(EventLoop& loop, const ConnectionOptions& options);
+
+  void start() override { node_->start(true); }
+  void close() override { node_->close(); }
+  void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline, bool idempotent,
+            Connection::Handler handler) override;
+  void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
+                  clock::time_point deadline, bool idempotent, Connection::Handler handler) override;
+  std::shared_ptr<Node> node_for(std::string_view) override { return node_; }
+  std::string describe(std::string_view) const override { return label_; }
+  const std::string& label() const override { return label_; }
+  const char* publish_command() const override { return "publish"; }
+  std::uint32_t group_of(std::string_view) const override { return 0; }
+
+ private:
+  std::shared_ptr<Node> node_;
+  std::string label_;
+};
+
+}  // namespace warden::detail

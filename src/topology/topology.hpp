@@ -1,0 +1,63 @@
+// Where a Client's commands go: one server, or the masters of a Redis
+// Cluster. Lock code asks for a key's node or sends a command routed by its
+// key, and never assumes which of these it talks to. Loop thread only, except
+// where a member says otherwise.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/connection.hpp"
+#include "topology/script.hpp"
+
+namespace warden::detail {
+
+class Node;
+
+class Topology {
+ public:
+  virtual ~Topology() = default;
+
+  // Starts connecting in the background.
+  virtual void start() = 0;
+  // Fails everything pending with errc::shut_down and closes every connection.
+  virtual void close() = 0;
+
+  // Sends `argv` to the node serving `route_key` (the command's first key),
+  // following the topology's redirections; `handler` runs once, as for
+  // Node::send.
+  virtual void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline,
+                    bool idempotent, Connection::Handler handler) = 0;
+  // EVALSHA/EVAL of `script`, routed by keys.front().
+  virtual void run_script(const Script& script, const std::vector<std::string>& keys,
+                          const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
+                          Connection::Handler handler) = 0;
+
+  // The node serving `key` now, for its subscriber connection and its
+  // connection state; nullptr when no node is known to serve it (a cluster
+  // whose slot table is not read yet, or has no master for the slot). The
+  // answer may change with a failover or a resharding: callers that keep the
+  // node re-ask before relying on it again.
+  virtual std::shared_ptr<Node> node_for(std::string_view key) = 0;
+
+  // Where `key` goes, in words, for messages (any thread): "host:port", or
+  // "cluster HOST:PORT slot N".
+  virtual std::string describe(std::string_view key) const = 0;
+
+  // What the Client connects to, in words, fixed at construction (any
+  // thread): "host:port", a socket path, "cluster HOST:PORT,...".
+  virtual const std::string& label() const = 0;
+
+  // The command unlock scripts publish with: "publish", or "spublish" when
+  // waiters subscribe to shard channels (a cluster in sharded pub/sub mode).
+  virtual const char* publish_command() const = 0;
+
+  // Holds whose keys share a group may be renewed by one script: a script's
+  // keys must all live in one cluster slot. 0 for a single server.
+  virtual std::uint32_t group_of(std::string_view key) const = 0;
+};
+
+}  // namespace warden::detail
