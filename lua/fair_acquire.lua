@@ -17,6 +17,7 @@
 -- ARGV[5]  wake-up message ("0")
 -- ARGV[6]  "0": a non-re-entrant lock, whose owner asking again is refused;
 --          anything else (or absent): re-entrant
+-- ARGV[7]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns nil when the caller now holds the lock, else how many ms to wait
 -- before trying again unless woken first; an error reply starting with
 -- WARDEN_WOULD_DEADLOCK when the owner already holds a non-re-entrant lock.
@@ -125,7 +126,7 @@ end
 -- The lock is free but someone else heads the queue. If that head was
 -- promoted just now by dropping gone waiters, nobody has told it yet.
 if free and dropped then
-  redis.call('publish', KEYS[4] .. ':' .. head, ARGV[5])
+  redis.call(ARGV[7], KEYS[4] .. ':' .. head, ARGV[5])
 end
 
 -- How long to wait: while the lock is held, until its lease runs out (its

@@ -4,6 +4,7 @@
 -- KEYS[3]  redisson_lock_timeout:{NAME}
 -- KEYS[4]  redisson_lock__channel:{NAME}; the head is woken on "<KEYS[4]>:<head id>"
 -- ARGV[1]  wake-up message ("0")
+-- ARGV[2]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns 1 if there was a lock to delete, else 0; an error reply starting
 -- with WARDEN_WRONG_TYPE (nothing changed) when the keys are not a fair lock.
 -- Gone waiters are dropped from the head first, as in fair_acquire.lua (see
@@ -60,7 +61,7 @@ while true do
 end
 -- PUBLISH before the first write: refused (an ACL), it leaves every key as it was.
 if head ~= false then
-  redis.call('publish', KEYS[4] .. ':' .. head, ARGV[1])
+  redis.call(ARGV[2], KEYS[4] .. ':' .. head, ARGV[1])
 end
 for _ = 1, gone do
   local dropped = redis.call('lpop', KEYS[2])

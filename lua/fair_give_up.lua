@@ -8,6 +8,7 @@
 -- ARGV[1]  waiter id (the owner)
 -- ARGV[2]  W, the fair-lock wait timeout in milliseconds
 -- ARGV[3]  wake-up message ("0")
+-- ARGV[4]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns 1 if the waiter was queued, else 0.
 -- A score is (latest attempt) + position * W (see fair_acquire.lua): each
 -- waiter behind this one is now one place nearer the head, so its score drops
@@ -29,7 +30,7 @@ end
 -- otherwise only find out at its next attempt. PUBLISH before the first
 -- write: refused (an ACL), it leaves the queue as it was.
 if position == 1 and #queue > 1 and redis.call('exists', KEYS[3]) == 0 then
-  redis.call('publish', KEYS[4] .. ':' .. queue[2], ARGV[3])
+  redis.call(ARGV[4], KEYS[4] .. ':' .. queue[2], ARGV[3])
 end
 redis.call('zrem', KEYS[2], ARGV[1])
 for i = position + 1, #queue do

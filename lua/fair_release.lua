@@ -9,6 +9,7 @@
 -- ARGV[2]  lease (ms) to keep on the lock when holds remain
 -- ARGV[3]  owner
 -- ARGV[4]  how long (ms) the latch is kept
+-- ARGV[5]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns nil (caller is not the owner), 0 (still held, count decremented)
 -- or 1 (released).
 -- Gone waiters are dropped from the head first, as in fair_acquire.lua (see
@@ -44,7 +45,7 @@ end
 
 local function wake_head()
   if head ~= false then
-    redis.call('publish', KEYS[4] .. ':' .. head, ARGV[1])
+    redis.call(ARGV[5], KEYS[4] .. ':' .. head, ARGV[1])
   end
 end
 

@@ -12,6 +12,7 @@
 -- ARGV[4]  wake-up message ("0")
 -- ARGV[5]  "1": keep the hold if the attempt took effect; "0": take it back
 -- ARGV[6]  how long (ms) the cancel mark is kept
+-- ARGV[7]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns 1 if the attempt had taken effect (now kept or taken back), 0 if
 -- it had not (and now cannot).
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
@@ -32,7 +33,7 @@ if redis.call('hlen', KEYS[1]) == 1 then
   -- leaves everything as it was.
   local head = redis.call('lindex', KEYS[2], 0)
   if head ~= false then
-    redis.call('publish', KEYS[3] .. ':' .. head, ARGV[4])
+    redis.call(ARGV[7], KEYS[3] .. ':' .. head, ARGV[4])
   end
   redis.call('del', KEYS[1])
   return 1

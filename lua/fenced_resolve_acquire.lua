@@ -11,6 +11,7 @@
 -- ARGV[4]  unlock message ("0")
 -- ARGV[5]  "1": keep the hold if the attempt took effect; "0": take it back
 -- ARGV[6]  how long (ms) the cancel mark is kept
+-- ARGV[7]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns 0 if the attempt had not taken effect (and now cannot); 1 if it
 -- had and is now taken back; {1, token} if it had and is kept.
 --
@@ -33,7 +34,7 @@ if ARGV[5] == '1' then
 end
 -- Publish first: should it be refused, nothing has changed yet.
 if count == 1 and redis.call('hlen', KEYS[1]) == 1 then
-  redis.call('publish', KEYS[2], ARGV[4])
+  redis.call(ARGV[7], KEYS[2], ARGV[4])
   redis.call('del', KEYS[1])
   return 1
 end

@@ -4,6 +4,7 @@
 -- KEYS[3]  redisson_lock_queue:{NAME}: if it exists, the name is a fair lock
 --          with waiters, which only FairLock may delete (and wake the right one)
 -- ARGV[1]  unlock message ("0"), or "" to publish nothing (SpinLock)
+-- ARGV[2]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns 1 if there was a lock to delete, else 0; an error reply starting
 -- with WARDEN_WRONG_TYPE (nothing deleted) when the key is not a lock.
 -- Only a lock's own hash is touched: a key of another type, a read-write
@@ -33,7 +34,7 @@ end
 -- PUBLISH first: if it is refused (an ACL), the script stops with the lock
 -- left as it was, not deleted with nobody woken.
 if ARGV[1] ~= '' then
-  redis.call('publish', KEYS[2], ARGV[1])
+  redis.call(ARGV[2], KEYS[2], ARGV[1])
 end
 redis.call('del', KEYS[1])
 return 1

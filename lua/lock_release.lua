@@ -9,6 +9,7 @@
 -- ARGV[2]  lease (ms) to keep on the lock when holds remain
 -- ARGV[3]  owner
 -- ARGV[4]  how long (ms) the latch is kept
+-- ARGV[5]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns nil (caller is not the owner), 0 (still held, count decremented)
 -- or 1 (released).
 local seen = redis.call('get', KEYS[3])
@@ -28,7 +29,7 @@ end
 -- PUBLISH before the first write: refused (an ACL), it leaves the hold as it
 -- was rather than freed with nobody woken.
 if ARGV[1] ~= '' then
-  redis.call('publish', KEYS[2], ARGV[1])
+  redis.call(ARGV[5], KEYS[2], ARGV[1])
 end
 redis.call('del', KEYS[1])
 redis.call('set', KEYS[3], 1, 'px', ARGV[4])

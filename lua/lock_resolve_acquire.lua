@@ -11,6 +11,7 @@
 -- ARGV[4]  unlock message ("0"), or "" to publish nothing (SpinLock)
 -- ARGV[5]  "1": keep the hold if the attempt took effect; "0": take it back
 -- ARGV[6]  how long (ms) the cancel mark is kept
+-- ARGV[7]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns 1 if the attempt had taken effect (now kept or taken back), 0 if
 -- it had not (and now cannot).
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
@@ -24,7 +25,7 @@ end
 -- Publish first: should it be refused, nothing has changed yet.
 if count == 1 and redis.call('hlen', KEYS[1]) == 1 then
   if ARGV[4] ~= '' then
-    redis.call('publish', KEYS[2], ARGV[4])
+    redis.call(ARGV[7], KEYS[2], ARGV[4])
   end
   redis.call('del', KEYS[1])
   return 1

@@ -8,6 +8,7 @@
 --          write mode (readers and writers may be waiting: wake all)
 -- ARGV[3]  "{NAME}" (or NAME when it has its own hash tag): read hold keys
 --          are "<ARGV[3]>:<reader>:rwlock_timeout:<n>"
+-- ARGV[4]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns 1 if there was a lock in that mode to delete, else 0; an error reply
 -- starting with WARDEN_WRONG_TYPE (nothing deleted) when the key is not a
 -- read-write lock.
@@ -37,7 +38,7 @@ if redis.call('hget', KEYS[1], 'mode') ~= ARGV[1] then
   return 0
 end
 -- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
-redis.call('publish', KEYS[2], ARGV[2])
+redis.call(ARGV[4], KEYS[2], ARGV[2])
 -- The read holds' keys go too, rather than expiring later on their own.
 local fields = redis.call('hgetall', KEYS[1])
 for i = 1, #fields, 2 do

@@ -9,6 +9,7 @@
 -- ARGV[3]  how long (ms) the latch is kept
 -- ARGV[4]  "{NAME}" (or NAME when it has its own hash tag): every reader's
 --          hold keys are "<ARGV[4]>:<reader>:rwlock_timeout:<n>"
+-- ARGV[5]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns nil (caller holds no read lock), 0 (the caller still reads, count
 -- decremented) or 1 (the caller's last read hold is released).
 -- The hash's TTL becomes the longest TTL of the read holds that remain (never
@@ -47,7 +48,7 @@ end
 -- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
 local frees = mode ~= 'write' and longest <= 0
 if frees then
-  redis.call('publish', KEYS[2], ARGV[1])
+  redis.call(ARGV[5], KEYS[2], ARGV[1])
 end
 if left == 0 then
   redis.call('hdel', KEYS[1], ARGV[2])

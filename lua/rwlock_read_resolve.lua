@@ -12,6 +12,7 @@
 -- ARGV[4]  "{NAME}" (or NAME when it has its own hash tag), as in rwlock_read_release.lua
 -- ARGV[5]  "1": keep the hold if the attempt took effect; "0": take it back
 -- ARGV[6]  how long (ms) the cancel mark is kept
+-- ARGV[7]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns 1 if the attempt had taken effect (now kept or taken back), 0 if
 -- it had not (and now cannot).
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
@@ -40,7 +41,7 @@ local mode = redis.call('hget', KEYS[1], 'mode')
 
 -- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
 if mode ~= 'write' and longest <= 0 then
-  redis.call('publish', KEYS[2], ARGV[3])
+  redis.call(ARGV[7], KEYS[2], ARGV[3])
 end
 if count > 1 then
   redis.call('hincrby', KEYS[1], ARGV[1], -1)

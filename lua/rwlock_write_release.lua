@@ -10,6 +10,7 @@
 -- ARGV[4]  how long (ms) the latch is kept
 -- ARGV[5]  "{NAME}" (or NAME when it has its own hash tag): the writer's read
 --          hold keys are "<ARGV[5]>:<owner>:rwlock_timeout:<n>"
+-- ARGV[6]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns nil (caller holds no write lock), 0 (still held, count decremented)
 -- or 1 (the write lock is released).
 -- If the writer still holds read locks, the lock stays read-locked by them
@@ -46,7 +47,7 @@ for i = 1, #fields, 2 do
   end
 end
 -- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
-redis.call('publish', KEYS[2], ARGV[1])
+redis.call(ARGV[6], KEYS[2], ARGV[1])
 redis.call('hdel', KEYS[1], ARGV[3])
 if longest > 0 then
   redis.call('hset', KEYS[1], 'mode', 'read')

@@ -12,6 +12,7 @@
 -- ARGV[5]  "{NAME}" (or NAME when it has its own hash tag), as in rwlock_write_release.lua
 -- ARGV[6]  "1": keep the hold if the attempt took effect; "0": take it back
 -- ARGV[7]  how long (ms) the cancel mark is kept
+-- ARGV[8]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns 1 if the attempt had taken effect (now kept or taken back), 0 if
 -- it had not (and now cannot).
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
@@ -41,7 +42,7 @@ for i = 1, #fields, 2 do
   end
 end
 -- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
-redis.call('publish', KEYS[2], ARGV[4])
+redis.call(ARGV[8], KEYS[2], ARGV[4])
 redis.call('hdel', KEYS[1], ARGV[1])
 if longest > 0 then
   redis.call('hset', KEYS[1], 'mode', 'read')

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <warden/observer.hpp>
 
@@ -51,7 +52,7 @@ struct TlsConfig {
   // Name sent as SNI and checked against the server certificate's names: a
   // DNS name is matched against its DNS subject alternative names, an IP
   // address literal against its IP SANs. Empty: Config::host (the host of a
-  // "rediss://" URL). With a unix socket Config::host is not otherwise used,
+  // "rediss://" URL); in a cluster, each node's announced host. With a unix socket Config::host is not otherwise used,
   // so set this to the name in the server's certificate.
   std::string server_name;
 
@@ -64,12 +65,60 @@ struct TlsConfig {
   tls_version min_version = tls_version::tls1_2;
 };
 
+// A server's address: a host name or an IP address (IPv6 without brackets),
+// and a port (1-65535).
+struct endpoint {
+  std::string host;
+  std::uint16_t port = 6379;
+};
+
+// How a Redis Cluster's waiters wait and its releases wake them. The two
+// kinds of pub/sub never see each other's messages, so every client sharing
+// a lock (warden or Redisson) must use the same one.
+enum class sharded_pubsub {
+  // Sharded when the cluster supports it (Redis 7 and later, checked with
+  // PUBSUB SHARDNUMSUB when the Client first reads the slot table), as
+  // Redisson 3.22+ decides by default.
+  automatic,
+  // Waiters SSUBSCRIBE on the master of the channel's slot and releases
+  // SPUBLISH (Redis 7; the messages stay on that shard).
+  on,
+  // Waiters SUBSCRIBE and releases PUBLISH (every node of the cluster hears
+  // every message).
+  off,
+};
+
+// A Redis Cluster (cluster-enabled yes). Commands go to the master of their
+// key's slot, learnt from CLUSTER SLOTS and corrected by MOVED and ASK
+// replies; connections to each master are made on demand. Credentials, TLS
+// and the timeouts of Config apply to every node; `database` must be 0.
+// Nodes are reached at the addresses the cluster announces
+// (cluster-announce-ip / cluster-announce-port where NAT is in the way).
+struct ClusterConfig {
+  // Any nodes of the cluster to learn it from (masters or replicas; one is
+  // enough, more survive one being down). Not empty: the Client talks to a
+  // cluster, and Config::host, port and unix_socket are not used.
+  std::vector<endpoint> seeds;
+
+  // How often the slot table is read again when nothing prompts it (a
+  // redirection, a node that cannot be reached or CLUSTERDOWN do, at once).
+  // 10 ms to 24 h.
+  std::chrono::milliseconds refresh_interval{5'000};
+
+  // Redirections (MOVED, ASK) one command may follow before it fails with
+  // errc::cluster_error (a cluster in flux, or a loop). 1 to 100.
+  int max_redirects = 5;
+
+  // Which pub/sub the locks' waiters and releases use.
+  sharded_pubsub pubsub = sharded_pubsub::automatic;
+};
+
 struct WARDEN_API Config {
   // Every field is checked when a Client is constructed (see validate()); the
   // accepted range is given with each field.
 
-  // Server address. A Client may hold connections to several nodes; this is the
-  // one it starts from. port: 1-65535.
+  // Address of the one server (not used for a cluster: see cluster.seeds).
+  // port: 1-65535.
   std::string host = "127.0.0.1";
   std::uint16_t port = 6379;
 
@@ -81,6 +130,10 @@ struct WARDEN_API Config {
 
   // TLS settings; off by default.
   TlsConfig tls;
+
+  // A Redis Cluster to talk to instead of the one server above: see
+  // ClusterConfig. Off (no seeds) by default.
+  ClusterConfig cluster;
 
   // Credentials sent with AUTH after every connect. An empty username with a
   // password uses the legacy single-password AUTH; both set use an ACL user.
@@ -144,6 +197,8 @@ struct WARDEN_API Config {
   //   rediss://[[user]:password@]host[:port][/db]      TLS (tls.enabled), checked against host
   //   unix://[[user]:password@]/path/to/redis.sock[?db=N]
   //   redis+unix://[[user]:password@]/path/to/redis.sock[?db=N]
+  //   redis+cluster://[[user]:password@]host1:port1,host2:port2[,...][/]   cluster seeds
+  //   rediss+cluster://[[user]:password@]host1:port1,...[/]                  the same over TLS
   // Credentials may use %-escapes (e.g. %40 for '@'). A bare userinfo is the
   // password. Fields the URL does not name keep their defaults. Throws
   // warden::Error (errc::invalid_argument) naming the URL, with its password

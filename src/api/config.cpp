@@ -17,12 +17,15 @@ struct url_scheme {
   std::string_view prefix;
   bool tls;
   bool unix_socket;
+  bool cluster;
 };
 constexpr url_scheme url_schemes[] = {
-    {"redis://", false, false},
-    {"rediss://", true, false},
-    {"unix://", false, true},
-    {"redis+unix://", false, true},
+    {"redis://", false, false, false},
+    {"rediss://", true, false, false},
+    {"unix://", false, true, false},
+    {"redis+unix://", false, true, false},
+    {"redis+cluster://", false, false, true},
+    {"rediss+cluster://", true, false, true},
 };
 
 const url_scheme* find_scheme(std::string_view url) {
@@ -148,6 +151,9 @@ void parse_userinfo(std::string_view url, std::string_view userinfo, Config& con
   }
 }
 
+// "host[:port]" or "[v6]:port" of a redis:// URL; the port defaults to 6379.
+std::pair<std::string, std::uint16_t> parse_host_port(std::string_view url, std::string_view rest);
+
 // "[[user]:password@]/path[?db=N]", what follows unix:// or redis+unix://.
 void parse_unix_url(std::string_view url, std::string_view rest, Config& config) {
   if (auto at = unix_userinfo_end(rest); at != std::string_view::npos) {
@@ -206,6 +212,28 @@ void Config::validate() const {
   if (!unix_socket.empty()) {
     if (auto problem = unix_path_problem(unix_socket); !problem.empty()) bad_field("unix_socket", problem);
   }
+  if (!cluster.seeds.empty()) {
+    for (std::size_t i = 0; i < cluster.seeds.size(); ++i) {
+      const auto& seed = cluster.seeds[i];
+      auto field = fmt::format("cluster.seeds[{}]", i);
+      if (seed.host.empty()) bad_field(field, "the host is empty");
+      if (seed.port == 0) bad_field(field, fmt::format("{}: port 0 is not a server port", seed.host));
+    }
+    if (database != 0) {
+      bad_field("database", fmt::format("{}: a cluster has only database 0 (SELECT is refused there)", database));
+    }
+    if (!unix_socket.empty()) {
+      bad_field("unix_socket", "a cluster's nodes are reached at the addresses it announces, not over a unix socket");
+    }
+  }
+  check_range("cluster.refresh_interval", cluster.refresh_interval, milliseconds{10}, day);
+  if (cluster.max_redirects < 1 || cluster.max_redirects > 100) {
+    bad_field("cluster.max_redirects", fmt::format("{} is outside [1, 100]", cluster.max_redirects));
+  }
+  if (cluster.pubsub != sharded_pubsub::automatic && cluster.pubsub != sharded_pubsub::on &&
+      cluster.pubsub != sharded_pubsub::off) {
+    bad_field("cluster.pubsub", fmt::format("{} is not a sharded_pubsub", static_cast<int>(cluster.pubsub)));
+  }
   // The files themselves are loaded by the Client (detail::TlsContext::create),
   // which reports those that cannot be read.
   if (!tls.cert_file.empty() && tls.key_file.empty()) {
@@ -222,7 +250,10 @@ void Config::validate() const {
 Config Config::from_url(std::string_view url) {
   Config config;
   const url_scheme* scheme = find_scheme(url);
-  if (scheme == nullptr) bad_url(url, "it must start with redis://, rediss://, unix:// or redis+unix://");
+  if (scheme == nullptr) {
+    bad_url(url, "it must start with redis://, rediss://, unix://, redis+unix://, redis+cluster:// or "
+                 "rediss+cluster://");
+  }
   std::string_view rest = url.substr(scheme->prefix.size());
   config.tls.enabled = scheme->tls;
   if (scheme->unix_socket) {
@@ -232,6 +263,7 @@ Config Config::from_url(std::string_view url) {
 
   if (auto slash = rest.find('/'); slash != std::string_view::npos) {
     std::string_view db = rest.substr(slash + 1);
+    if (scheme->cluster && !db.empty()) bad_url(url, "a cluster has only database 0; nothing may follow the '/'");
     if (!db.empty()) config.database = parse_number<int>(url, db, "database", 0, 1 << 20);
     rest = rest.substr(0, slash);
   }
@@ -239,6 +271,27 @@ Config Config::from_url(std::string_view url) {
     parse_userinfo(url, rest.substr(0, at), config);
     rest = rest.substr(at + 1);
   }
+  if (scheme->cluster) {
+    // host1:port1,host2:port2,...: each seed as the host part of a redis:// URL.
+    while (true) {
+      auto comma = rest.find(',');
+      auto seed = parse_host_port(url, rest.substr(0, comma));
+      config.cluster.seeds.push_back(endpoint{std::move(seed.first), seed.second});
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+    return config;
+  }
+  auto [host, port] = parse_host_port(url, rest);
+  config.host = std::move(host);
+  config.port = port;
+  return config;
+}
+
+namespace {
+
+std::pair<std::string, std::uint16_t> parse_host_port(std::string_view url, std::string_view rest) {
+  std::uint16_t port = 6379;
   std::string_view host = rest;
   const bool bracketed = !rest.empty() && rest.front() == '[';
   if (bracketed) {  // [IPv6]:port
@@ -248,16 +301,17 @@ Config Config::from_url(std::string_view url) {
     rest = rest.substr(close + 1);
     if (!rest.empty()) {
       if (rest.front() != ':') bad_url(url, "junk after ']'");
-      config.port = parse_number<std::uint16_t>(url, rest.substr(1), "port", 1, 65535);
+      port = parse_number<std::uint16_t>(url, rest.substr(1), "port", 1, 65535);
     }
   } else if (auto colon = rest.rfind(':'); colon != std::string_view::npos) {
     host = rest.substr(0, colon);
-    config.port = parse_number<std::uint16_t>(url, rest.substr(colon + 1), "port", 1, 65535);
+    port = parse_number<std::uint16_t>(url, rest.substr(colon + 1), "port", 1, 65535);
   }
   if (host.empty()) bad_url(url, "no host");
   if (host.find(':') != std::string_view::npos && !bracketed) bad_url(url, "an IPv6 address must be in brackets");
-  config.host = std::string(host);
-  return config;
+  return {std::string(host), port};
 }
+
+}  // namespace
 
 }  // namespace warden

@@ -24,7 +24,7 @@ ScriptCall FairLockCore::acquire(thread_id owner, milliseconds lease, bool join_
   return {&scripts::fair_acquire,
           {name(), queue_, timeouts_, channel()},
           {std::to_string(lease.count()), client().owner(owner), wait_timeout(), join_queue ? "1" : "0",
-           wake_message, reentrant() ? "1" : "0"}};
+           wake_message, reentrant() ? "1" : "0", publish_command()}};
 }
 
 ScriptCall FairLockCore::acquire_call(thread_id owner, milliseconds lease) const { return acquire(owner, lease, true); }
@@ -38,7 +38,7 @@ std::string FairLockCore::wait_channel(thread_id owner) const { return channel()
 std::optional<ScriptCall> FairLockCore::give_up_call(thread_id owner) const {
   return ScriptCall{&scripts::fair_give_up,
                     {queue_, timeouts_, name(), channel()},
-                    {client().owner(owner), wait_timeout(), wake_message}};
+                    {client().owner(owner), wait_timeout(), wake_message, publish_command()}};
 }
 
 ScriptCall FairLockCore::release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
@@ -46,11 +46,11 @@ ScriptCall FairLockCore::release_call(thread_id owner, milliseconds keep_lease, 
   return {&scripts::fair_release,
           {name(), queue_, timeouts_, channel(), keys::unlock_latch(name(), request_id)},
           {wake_message, std::to_string(keep_lease.count()), client().owner(owner),
-           std::to_string(latch_ttl.count())}};
+           std::to_string(latch_ttl.count()), publish_command()}};
 }
 
 ScriptCall FairLockCore::force_release_call() const {
-  return {&scripts::fair_force_release, {name(), queue_, timeouts_, channel()}, {wake_message}};
+  return {&scripts::fair_force_release, {name(), queue_, timeouts_, channel()}, {wake_message, publish_command()}};
 }
 
 ScriptCall FairLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {

@@ -206,6 +206,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     // The mark must outlast any late run of the attempt it cancels.
     auto mark_ttl = std::max(lease_ms(), config.command_timeout * (config.retry_attempts + 2));
     call.args.push_back(std::to_string(mark_ttl.count()));
+    call.args.push_back(lock_->publish_command());
     auto now = clock::now();
     // A take-back keeps trying (across reconnects: it is idempotent) for as
     // long as what it takes back could still be alive; the owner's later
@@ -403,6 +404,8 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
 LockCore::LockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant)
     : client_(std::move(client)), name_(std::move(name)), channel_(keys::lock_channel(name_)), reentrant_(reentrant) {}
 
+const char* LockCore::publish_command() const { return client_->topology().publish_command(); }
+
 std::error_code LockCore::link_problem() const {
   auto node = client_->topology().node_for(name_);
   if (!node) return make_error_code(errc::cluster_error);
@@ -446,12 +449,12 @@ ScriptCall LockCore::release_call(thread_id owner, milliseconds keep_lease, cons
   return {&scripts::lock_release,
           {name_, channel_, keys::unlock_latch(name_, request_id)},
           {unlock_message(), std::to_string(keep_lease.count()), client_->owner(owner),
-           std::to_string(latch_ttl.count())}};
+           std::to_string(latch_ttl.count()), publish_command()}};
 }
 
 ScriptCall LockCore::force_release_call() const {
   // The fair queue's key lets the script refuse a fair lock that has waiters.
-  return {&scripts::lock_force_release, {name_, channel_, keys::fair_queue(name_)}, {unlock_message()}};
+  return {&scripts::lock_force_release, {name_, channel_, keys::fair_queue(name_)}, {unlock_message(), publish_command()}};
 }
 
 ScriptCall LockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {

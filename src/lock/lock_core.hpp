@@ -137,7 +137,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   virtual ScriptCall force_release_call() const;
   // Settle an acquire attempt whose reply was lost and that would have made
   // the count `expected`. The caller appends the attempt's cancel mark to the
-  // keys and two arguments: "1" keep / "0" take back, and the mark's TTL (ms).
+  // keys and three arguments: "1" keep / "0" take back, the mark's TTL (ms),
+  // and publish_command().
   // Reply: 1 the attempt had taken effect, 0 it had not (and now cannot).
   virtual ScriptCall resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const;
   // The settle script's (non-error) reply; nullopt when it is not one the
@@ -161,6 +162,11 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // is_locked() from an inspection. A read (write) lock is locked only while
   // the hash is in read (write) mode.
   virtual bool locked(const Inspection& state) const { return state.pttl != -2; }
+
+  // The command its scripts publish unlock messages with ("publish", or
+  // "spublish" for a cluster's shard channels): the last argument of every
+  // script that publishes. Loop thread.
+  const char* publish_command() const;
 
   // Why the node serving this lock cannot take a command now (the
   // connection's last failure), or {} when it is connected. Loop thread.

@@ -44,11 +44,12 @@ ScriptCall ReadLockCore::release_call(thread_id owner, milliseconds /*keep_lease
   // Each remaining read hold keeps its own lease in its own key.
   return {&scripts::rwlock_read_release,
           {name(), rw_channel(), hold_prefix(owner), keys::unlock_latch(name(), request_id)},
-          {read_unlock_message, client().owner(owner), std::to_string(latch_ttl.count()), tagged()}};
+          {read_unlock_message, client().owner(owner), std::to_string(latch_ttl.count()), tagged(),
+           publish_command()}};
 }
 
 ScriptCall ReadLockCore::force_release_call() const {
-  return {&scripts::rwlock_force_release, {name(), rw_channel()}, {"read", read_unlock_message, tagged()}};
+  return {&scripts::rwlock_force_release, {name(), rw_channel()}, {"read", read_unlock_message, tagged(), publish_command()}};
 }
 
 ScriptCall ReadLockCore::resolve_call(thread_id owner, long long expected, milliseconds /*keep_lease*/) const {
@@ -72,11 +73,11 @@ ScriptCall WriteLockCore::release_call(thread_id owner, milliseconds keep_lease,
   return {&scripts::rwlock_write_release,
           {name(), rw_channel(), keys::unlock_latch(name(), request_id)},
           {write_unlock_message, std::to_string(keep_lease.count()), owner_field(owner),
-           std::to_string(latch_ttl.count()), tagged()}};
+           std::to_string(latch_ttl.count()), tagged(), publish_command()}};
 }
 
 ScriptCall WriteLockCore::force_release_call() const {
-  return {&scripts::rwlock_force_release, {name(), rw_channel()}, {"write", write_unlock_message, tagged()}};
+  return {&scripts::rwlock_force_release, {name(), rw_channel()}, {"write", write_unlock_message, tagged(), publish_command()}};
 }
 
 ScriptCall WriteLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {

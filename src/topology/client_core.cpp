@@ -10,6 +10,7 @@
 
 #include "io/tls_session.hpp"
 #include "lock/lock_core.hpp"
+#include "topology/cluster.hpp"
 #include "topology/single_server.hpp"
 
 namespace warden::detail {
@@ -129,7 +130,14 @@ ClientCore::ClientCore(Config config)
     : config_(with_guarded_hooks(std::move(config))), id_(random_uuid()),
       holds_(config_.lock_watchdog_timeout),
       watchdog_(*this, holds_) {
-  topology_ = std::make_unique<SingleServer>(loop_, connection_options(config_, id_));
+  if (config_.cluster.seeds.empty()) {
+    topology_ = std::make_unique<SingleServer>(loop_, connection_options(config_, id_));
+  } else {
+    auto options = connection_options(config_, id_);
+    // Each node's own host, unless one name was configured for all.
+    options.tls_server_name = config_.tls.server_name;
+    topology_ = std::make_unique<Cluster>(loop_, std::move(options), config_.cluster, config_.command_timeout);
+  }
   loop_.post([this] { topology_->start(); });
 }
 

@@ -114,9 +114,10 @@ void Node::send_asking(std::vector<std::string> argv, const Script* script, cloc
 }
 
 void Node::send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent,
-                Connection::Handler handler) {
+                Connection::Handler handler, const Script* script) {
   auto attempt = std::make_shared<Attempt>();
   attempt->argv = std::move(argv);
+  attempt->script = script;
   attempt->deadline = deadline;
   attempt->idempotent = idempotent;
   attempt->handler = std::move(handler);
@@ -126,13 +127,7 @@ void Node::send(std::vector<std::string> argv, clock::time_point deadline, bool 
 void Node::run_script(const Script& script, const std::vector<std::string>& keys,
                       const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
                       Connection::Handler handler) {
-  auto attempt = std::make_shared<Attempt>();
-  attempt->argv = eval_argv("EVALSHA", script.sha1, keys, args);
-  attempt->script = &script;
-  attempt->deadline = deadline;
-  attempt->idempotent = idempotent;
-  attempt->handler = std::move(handler);
-  send_attempt(std::move(attempt));
+  send(eval_argv("EVALSHA", script.sha1, keys, args), deadline, idempotent, std::move(handler), &script);
 }
 
 void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
@@ -152,6 +147,7 @@ void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
       attempt->argv[1] = attempt->script->body;
       return send_attempt(attempt);
     }
+    if (on_refused_) on_refused_(response.reply);
     auto delay = refused_backoff_.delay(std::min(attempt->refusals++, 16));
     if (clock::now() + delay >= attempt->deadline) {
       // The caller's answer: no "sending it again" for a call that is over.

@@ -44,7 +44,14 @@ class Node {
   // (did_not_run: LOADING, BUSY, ...) is not passed on while time is left; the
   // command is sent again after a short back-off. At the deadline the handler
   // gets errc::timed_out with Response::not_run set and the last refusal.
-  void send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent, Connection::Handler handler);
+  // `script` set: argv is an EVALSHA of it, sent again as EVAL on NOSCRIPT.
+  void send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent, Connection::Handler handler,
+            const Script* script = nullptr);
+
+  // Told each time the server refuses a command as not run (TRYAGAIN,
+  // CLUSTERDOWN, LOADING, ...; not NOSCRIPT), before the retry: a cluster
+  // reads its slot table again.
+  void on_refused(std::function<void(const Reply&)> handler) { on_refused_ = std::move(handler); }
 
   // EVALSHA, falling back to EVAL when the server does not know the script
   // (first use, SCRIPT FLUSH, a restarted server); retried like send() while
@@ -76,6 +83,7 @@ class Node {
   bool started_ = false;
   bool closed_ = false;
   bool retired_ = false;
+  std::function<void(const Reply&)> on_refused_;
 };
 
 // EVALSHA/EVAL argv: command, script (sha or body), key count, keys, args.

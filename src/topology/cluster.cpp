@@ -1,0 +1,462 @@
+#include "topology/cluster.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include <warden/error.hpp>
+
+#include "lock/keys.hpp"
+
+namespace warden::detail {
+namespace {
+
+// Until the first slot table says whether waiters use shard channels, the
+// publish command of a script is this placeholder, which the router swaps
+// for the real one before the command leaves (commands wait for that table
+// anyway: nothing can be routed without it).
+constexpr std::string_view publish_placeholder = "\x01warden:publish\x01";
+
+// While a master cannot be reached, the table is read this often, so that a
+// failover is followed within a fraction of a second of the cluster's own
+// decision rather than at the next periodic read.
+constexpr std::chrono::milliseconds troubled_refresh{250};
+
+// How long a node that is not connected gets to answer CLUSTER SLOTS before
+// the next one is asked.
+constexpr std::chrono::milliseconds unconnected_answer{1'000};
+
+std::string uncovered_text(const SlotMap& map) {
+  auto ranges = map.uncovered();
+  std::string out;
+  std::size_t shown = 0;
+  for (const auto& range : ranges) {
+    if (shown++ == 4) {
+      out += fmt::format(", and {} more", ranges.size() - 4);
+      break;
+    }
+    if (!out.empty()) out += ", ";
+    out += range.first == range.last ? std::to_string(range.first) : fmt::format("{}-{}", range.first, range.last);
+  }
+  return out;
+}
+
+}  // namespace
+
+// One command until it is answered: where it goes, and what it may still do.
+struct Cluster::Routed {
+  explicit Routed(int max_redirects) : redirects(max_redirects) {}
+  std::vector<std::string> argv;
+  const Script* script = nullptr;  // set: argv is an EVALSHA of it
+  std::uint16_t slot = 0;
+  clock::time_point deadline;
+  bool idempotent = false;
+  bool placeholder = false;  // argv may hold publish_placeholder
+  Connection::Handler handler;
+  Redirects redirects;
+  std::optional<NodeAddress> ask;  // the next send is ASKING + argv, there
+  int reroutes = 0;                // sent again after a node did not run it
+  TimerQueue::id timer = 0;        // parked: its deadline
+};
+
+Cluster::Cluster(EventLoop& loop, ConnectionOptions options, const ClusterConfig& config,
+                 std::chrono::milliseconds command_timeout)
+    : loop_(loop),
+      options_(std::move(options)),
+      config_(config),
+      command_timeout_(command_timeout),
+      refresh_backoff_(std::chrono::milliseconds{50}, std::chrono::milliseconds{2'000}, std::random_device{}()) {
+  label_ = "cluster ";
+  for (std::size_t i = 0; i < config_.seeds.size(); ++i) {
+    NodeAddress seed{config_.seeds[i].host, config_.seeds[i].port};
+    label_ += (i == 0 ? "" : ",") + seed.to_string();
+    seeds_.push_back(std::move(seed));
+  }
+  if (config_.pubsub == sharded_pubsub::on) sharded_ = true;
+  if (config_.pubsub == sharded_pubsub::off) sharded_ = false;
+  // The user's connection hook still hears every event; the router also
+  // reads the table again when a node's command connection fails.
+  options_.on_event = [user = std::move(options_.on_event), this](const ConnectionEvent& event) {
+    if (user) user(event);
+    node_event(event);
+  };
+}
+
+Cluster::~Cluster() { close(); }
+
+void Cluster::start() { refresh(); }
+
+void Cluster::close() {
+  if (closed_) return;
+  closed_ = true;
+  loop_.cancel(refresh_timer_);
+  refresh_timer_ = 0;
+  auto parked = std::move(parked_);
+  parked_.clear();
+  for (auto& routed : parked) {
+    loop_.cancel(routed->timer);
+    routed->handler(Response{make_error_code(errc::shut_down), {}});
+  }
+  auto nodes = std::move(nodes_);
+  nodes_.clear();
+  for (auto& [address, node] : nodes) node->close();
+  auto retiring = std::move(retiring_);
+  retiring_.clear();
+  for (auto& node : retiring) node->close();
+}
+
+// ---- routing
+
+void Cluster::send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline,
+                   bool idempotent, Connection::Handler handler) {
+  auto routed = std::make_shared<Routed>(config_.max_redirects);
+  routed->argv = std::move(argv);
+  routed->slot = keys::slot(route_key);
+  routed->deadline = deadline;
+  routed->idempotent = idempotent;
+  routed->handler = std::move(handler);
+  dispatch(std::move(routed));
+}
+
+void Cluster::run_script(const Script& script, const std::vector<std::string>& keys,
+                         const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
+                         Connection::Handler handler) {
+  auto routed = std::make_shared<Routed>(config_.max_redirects);
+  routed->argv = eval_argv("EVALSHA", script.sha1, keys, args);
+  routed->script = &script;
+  routed->slot = keys.empty() ? 0 : keys::slot(keys.front());
+  routed->deadline = deadline;
+  routed->idempotent = idempotent;
+  routed->placeholder = !sharded_.has_value();
+  routed->handler = std::move(handler);
+  dispatch(std::move(routed));
+}
+
+void Cluster::dispatch(std::shared_ptr<Routed> routed) {
+  if (closed_) return routed->handler(Response{make_error_code(errc::shut_down), {}});
+  if (routed->placeholder && sharded_) {
+    for (auto& arg : routed->argv) {
+      if (arg == publish_placeholder) arg = publish_command();
+    }
+    routed->placeholder = false;
+  }
+  auto reply_to = [this, routed](NodeAddress from) {
+    return [this, routed, from = std::move(from)](Response&& response) { answered(routed, from, std::move(response)); };
+  };
+  if (routed->ask) {
+    NodeAddress to = std::move(*routed->ask);
+    routed->ask.reset();
+    auto node = node_at(to);
+    return node->send_asking(routed->argv, routed->script, routed->deadline, routed->idempotent, reply_to(to));
+  }
+  const NodeAddress* master = map_ ? map_->master_of(routed->slot) : nullptr;
+  if (master == nullptr || routed->placeholder) {
+    park(std::move(routed));
+    return refresh_in(std::chrono::milliseconds{0});
+  }
+  NodeAddress to = *master;  // the table may change before the answer
+  node_at(to)->send(routed->argv, routed->deadline, routed->idempotent, reply_to(to), routed->script);
+}
+
+void Cluster::answered(const std::shared_ptr<Routed>& routed, const NodeAddress& from, Response&& response) {
+  if (closed_) return routed->handler(std::move(response));
+  if (!response.error && map_) {
+    auto step = routed->redirects.on_reply(response.reply, from, *map_);
+    if (step.refresh) refresh_in(std::chrono::milliseconds{0});
+    switch (step.what) {
+      case Redirects::Step::action::deliver:
+        break;
+      case Redirects::Step::action::resend:
+        if (options_.log) {
+          options_.log(log_level::debug, fmt::format("warden: {}: {} answered {}; sending it to {}", label_,
+                                                     from.to_string(), response.reply.str, step.to.to_string()));
+        }
+        if (step.asking) routed->ask = step.to;
+        return dispatch(routed);
+      case Redirects::Step::action::give_up:
+        return fail(routed, make_error_code(errc::cluster_error),
+                    fmt::format("slot {}: redirected {} times without reaching the node that serves it (the last "
+                                "answer, from {}: {})",
+                                routed->slot, routed->redirects.taken(), from.to_string(), response.reply.str));
+    }
+  }
+  // The node did not run it: it left the cluster or lost the slot (retired),
+  // or refused it as a replica. Where the slot lives now may take it.
+  bool not_run_here = (response.error && response.not_run) ||
+                      (response.error == errc::connection_lost && routed->idempotent) ||
+                      (!response.error && classify(response.reply) == reply_class::readonly);
+  if (not_run_here && clock::now() < routed->deadline && routed->reroutes < 2 * config_.max_redirects) {
+    ++routed->reroutes;
+    refresh_in(std::chrono::milliseconds{0});
+    return dispatch(routed);
+  }
+  routed->handler(std::move(response));
+}
+
+void Cluster::park(std::shared_ptr<Routed> routed) {
+  // Until a table names a master for its slot, or its deadline.
+  std::weak_ptr<Routed> weak = routed;
+  routed->timer = loop_.at(routed->deadline, [this, weak] {
+    auto routed = weak.lock();
+    if (!routed) return;
+    routed->timer = 0;
+    auto it = std::find(parked_.begin(), parked_.end(), routed);
+    if (it == parked_.end()) return;
+    parked_.erase(it);
+    std::string why = map_ ? fmt::format("no master serves slot {} yet", routed->slot)
+                           : "no node has given the slot table yet";
+    if (!refresh_problem_.empty()) why += " (" + refresh_problem_ + ")";
+    Response response{refresh_error_ ? refresh_error_ : make_error_code(errc::cluster_error), {}};
+    response.not_run = true;  // it was never sent
+    response.detail = std::move(why);
+    routed->handler(std::move(response));
+  });
+  parked_.push_back(std::move(routed));
+}
+
+void Cluster::fail(const std::shared_ptr<Routed>& routed, std::error_code error, const std::string& why) {
+  Response response{error, {}};
+  response.detail = why;
+  routed->handler(std::move(response));
+}
+
+std::shared_ptr<Node> Cluster::node_for(std::string_view key) {
+  const NodeAddress* master = map_ ? map_->master_of(keys::slot(key)) : nullptr;
+  if (master == nullptr || closed_) return nullptr;
+  return node_at(*master);
+}
+
+std::string Cluster::describe(std::string_view key) const {
+  return fmt::format("{} slot {}", label_, keys::slot(key));
+}
+
+const char* Cluster::publish_command() const {
+  if (!sharded_) return publish_placeholder.data();
+  return *sharded_ ? "spublish" : "publish";
+}
+
+std::uint32_t Cluster::group_of(std::string_view key) const { return keys::slot(key); }
+
+// ---- nodes
+
+std::shared_ptr<Node> Cluster::node_at(const NodeAddress& address) {
+  auto name = address.to_string();
+  auto it = nodes_.find(name);
+  if (it != nodes_.end()) return it->second;
+  ConnectionOptions options = options_;
+  options.host = address.host;
+  options.port = address.port;
+  // Each node's certificate is checked against the name it is reached by,
+  // unless one name was configured for all.
+  if (options.tls && options.tls_server_name.empty()) options.tls_server_name = address.host;
+  auto node = std::make_shared<Node>(loop_, options);
+  node->set_sharded(sharded_.value_or(false));
+  node->on_refused([this](const Reply& refusal) {
+    if (closed_) return;
+    // A shard subscription answered MOVED says where its slot went.
+    if (auto redirect = redirect_of(refusal); redirect && classify(refusal) == reply_class::moved && map_) {
+      if (!redirect->host.empty()) map_->moved(redirect->slot, NodeAddress{redirect->host, redirect->port});
+    }
+    refresh_in(std::chrono::milliseconds{0});
+  });
+  node->start(false);
+  nodes_.emplace(std::move(name), node);
+  return node;
+}
+
+void Cluster::node_event(const ConnectionEvent& event) {
+  if (closed_ || event.role != connection_role::command) return;
+  if (event.state == connection_state::up) return;
+  // A node that cannot be reached may have failed over: ask the others.
+  refresh_in(std::chrono::milliseconds{0});
+}
+
+// ---- the slot table
+
+void Cluster::refresh_in(std::chrono::milliseconds after) {
+  if (closed_) return;
+  auto when = clock::now() + after;
+  if (refresh_timer_ != 0 && refresh_at_ <= when) return;
+  loop_.cancel(refresh_timer_);
+  refresh_at_ = when;
+  refresh_timer_ = loop_.at(when, [this] {
+    refresh_timer_ = 0;
+    refresh();
+  });
+}
+
+void Cluster::refresh() {
+  if (closed_) return;
+  if (refreshing_) {
+    refresh_again_ = true;
+    return;
+  }
+  refreshing_ = true;
+  refresh_again_ = false;
+  // Masters that are connected first (they answer at once); the seeds only
+  // when there are none (a seed may be a replica, let go once the table is
+  // in: asking it every time would connect to it every time); then masters
+  // still connecting or away.
+  std::vector<NodeAddress> candidates, later;
+  auto add = [&candidates, &later](const NodeAddress& address, bool now) {
+    auto seen = [&address](const std::vector<NodeAddress>& list) {
+      return std::find(list.begin(), list.end(), address) != list.end();
+    };
+    if (seen(candidates) || seen(later)) return;
+    (now ? candidates : later).push_back(address);
+  };
+  if (map_) {
+    for (const auto& master : map_->masters()) {
+      auto it = nodes_.find(master.to_string());
+      if (it != nodes_.end() && it->second->commands().ready()) add(master, true);
+    }
+  }
+  if (candidates.empty()) {
+    for (const auto& seed : seeds_) add(seed, true);
+  }
+  if (map_) {
+    for (const auto& master : map_->masters()) add(master, false);
+  }
+  candidates.insert(candidates.end(), later.begin(), later.end());
+  ask_for_slots(std::move(candidates), 0, {}, true);
+}
+
+void Cluster::ask_for_slots(std::vector<NodeAddress> candidates, std::size_t next, std::string problems,
+                            bool answered) {
+  if (closed_) return;
+  if (next == candidates.size()) return refresh_failed(problems, answered);
+  NodeAddress address = candidates[next];
+  auto node = node_at(address);
+  auto wait = node->commands().ready() ? command_timeout_ : std::min(command_timeout_, unconnected_answer);
+  node->send({"CLUSTER", "SLOTS"}, clock::now() + wait, true,
+             [this, candidates = std::move(candidates), next, problems = std::move(problems), answered,
+              address](Response&& response) mutable {
+               if (closed_) return;
+               auto add_problem = [&problems, &address](const std::string& what) {
+                 problems += (problems.empty() ? "" : "; ") + address.to_string() + ": " + what;
+               };
+               if (response.error) {
+                 if (!refresh_error_ || refresh_error_ == errc::cluster_error) refresh_error_ = response.error;
+                 add_problem(describe_error(response));
+                 return ask_for_slots(std::move(candidates), next + 1, std::move(problems), false);
+               }
+               std::string problem;
+               auto map = SlotMap::from_cluster_slots(response.reply, address, &problem);
+               if (!map) {
+                 add_problem(problem);
+                 return ask_for_slots(std::move(candidates), next + 1, std::move(problems), answered);
+               }
+               got_slots(std::move(*map), address);
+             });
+}
+
+void Cluster::got_slots(SlotMap map, const NodeAddress& from) {
+  if (sharded_) {
+    install(std::move(map));
+    return refresh_done();
+  }
+  // Automatic: shard channels if the cluster knows them (Redis 7).
+  auto node = node_at(from);
+  node->send({"PUBSUB", "SHARDNUMSUB"}, clock::now() + command_timeout_, true,
+             [this, map = std::move(map)](Response&& response) mutable {
+               if (closed_) return;
+               if (response.error) {
+                 // Not an answer either way: ask again with the next table.
+                 refresh_failed(fmt::format("PUBSUB SHARDNUMSUB got no answer: {}", describe_error(response)), false);
+                 return;
+               }
+               sharded_ = response.reply.type == Reply::kind::array;
+               if (options_.log) {
+                 options_.log(log_level::info,
+                              fmt::format("warden: {}: waiters use {} pub/sub ({})", label_,
+                                          *sharded_ ? "sharded" : "classic",
+                                          *sharded_ ? "SSUBSCRIBE / SPUBLISH" : "PUBSUB SHARDNUMSUB is unknown here"));
+               }
+               for (auto& [address, node] : nodes_) node->set_sharded(*sharded_);
+               install(std::move(map));
+               refresh_done();
+             });
+}
+
+void Cluster::install(SlotMap map) {
+  map_ = std::move(map);
+  failed_refreshes_ = 0;
+  refresh_error_ = {};
+  refresh_problem_.clear();
+  // Nodes that serve no slot any more (a failed master replaced, a seed that
+  // is a replica, a master emptied by resharding) are let go: what waits on
+  // them goes where its slot lives now.
+  std::set<std::string> masters;
+  for (const auto& master : map_->masters()) masters.insert(master.to_string());
+  std::vector<std::shared_ptr<Node>> gone;
+  for (auto it = nodes_.begin(); it != nodes_.end();) {
+    if (masters.count(it->first) != 0) {
+      ++it;
+      continue;
+    }
+    gone.push_back(std::move(it->second));
+    it = nodes_.erase(it);
+  }
+  for (auto& node : gone) {
+    auto why = fmt::format("{} serves no slot of the {} any more", node->server(), label_);
+    if (options_.log && node->commands().ready()) options_.log(log_level::info, "warden: " + why);
+    // Not from inside one of its own connection's callbacks: on the next turn.
+    retiring_.push_back(node);
+    loop_.after(std::chrono::milliseconds{0}, [this, node, why] {
+      auto it = std::find(retiring_.begin(), retiring_.end(), node);
+      if (it == retiring_.end()) return;  // closed meanwhile
+      retiring_.erase(it);
+      node->retire(why);
+    });
+  }
+  auto parked = std::move(parked_);
+  parked_.clear();
+  for (auto& routed : parked) {
+    loop_.cancel(routed->timer);
+    routed->timer = 0;
+    if (map_->master_of(routed->slot) != nullptr) {
+      dispatch(routed);
+      continue;
+    }
+    fail(routed, make_error_code(errc::cluster_error),
+         fmt::format("no master serves slot {} (the cluster's uncovered slots: {})", routed->slot,
+                     uncovered_text(*map_)));
+  }
+}
+
+void Cluster::refresh_failed(const std::string& problems, bool every_node_answered) {
+  refreshing_ = false;
+  refresh_problem_ = problems;
+  if (every_node_answered || !refresh_error_) refresh_error_ = make_error_code(errc::cluster_error);
+  ++failed_refreshes_;
+  if (options_.log) {
+    options_.log(failed_refreshes_ == 1 ? log_level::warning : log_level::debug,
+                 fmt::format("warden: {}: could not read the slot table: {}", label_, problems));
+  }
+  if (every_node_answered && !map_) {
+    // Every node answered, and none as a cluster node does (cluster support
+    // disabled, or not Redis): waiting will not help the commands.
+    auto parked = std::move(parked_);
+    parked_.clear();
+    for (auto& routed : parked) {
+      loop_.cancel(routed->timer);
+      fail(routed, make_error_code(errc::cluster_error), "no node gave the slot table: " + problems);
+    }
+  }
+  refresh_in(refresh_backoff_.delay(std::min(failed_refreshes_, 16)));
+}
+
+void Cluster::refresh_done() {
+  refreshing_ = false;
+  if (refresh_again_) {
+    refresh_again_ = false;
+    return refresh_in(std::chrono::milliseconds{0});
+  }
+  bool troubled = false;
+  for (const auto& [address, node] : nodes_) troubled = troubled || !node->commands().ready();
+  refresh_in(troubled ? std::min(troubled_refresh, config_.refresh_interval) : config_.refresh_interval);
+}
+
+}  // namespace warden::detail

@@ -1,0 +1,92 @@
+// The topology of a Client of a Redis Cluster: each command goes to the
+// master of its first key's slot, over one command connection per master
+// (made on demand), following MOVED and ASK; the slot table is read from the
+// cluster at start, after every redirection or refusal that says it changed,
+// while a master cannot be reached, and every refresh_interval.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <warden/config.hpp>
+
+#include "io/backoff.hpp"
+#include "topology/node.hpp"
+#include "topology/redirects.hpp"
+#include "topology/slot_map.hpp"
+#include "topology/topology.hpp"
+
+namespace warden::detail {
+
+class Cluster final : public Topology {
+ public:
+  // `options`: what every node's connections share (credentials, TLS,
+  // timeouts); host and port are each node's own.
+  Cluster(EventLoop& loop, ConnectionOptions options, const ClusterConfig& config,
+          std::chrono::milliseconds command_timeout);
+  ~Cluster() override;
+
+  void start() override;
+  void close() override;
+  void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline, bool idempotent,
+            Connection::Handler handler) override;
+  void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
+                  clock::time_point deadline, bool idempotent, Connection::Handler handler) override;
+  std::shared_ptr<Node> node_for(std::string_view key) override;
+  std::string describe(std::string_view key) const override;
+  const std::string& label() const override { return label_; }
+  const char* publish_command() const override;
+  std::uint32_t group_of(std::string_view key) const override;
+
+  // Whether waiters use shard channels; known once the first slot table is in.
+  std::optional<bool> sharded() const { return sharded_; }
+
+ private:
+  struct Routed;
+  void dispatch(std::shared_ptr<Routed> routed);
+  void answered(const std::shared_ptr<Routed>& routed, const NodeAddress& from, Response&& response);
+  void park(std::shared_ptr<Routed> routed);
+  void fail(const std::shared_ptr<Routed>& routed, std::error_code error, const std::string& why);
+
+  std::shared_ptr<Node> node_at(const NodeAddress& address);
+  void node_event(const ConnectionEvent& event);
+
+  // Reads the slot table again `after` from now (at once: 0), unless a read
+  // is due sooner; reads asked for while one runs make it run again after.
+  void refresh_in(std::chrono::milliseconds after);
+  void refresh();
+  void ask_for_slots(std::vector<NodeAddress> candidates, std::size_t next, std::string problems, bool answered);
+  void got_slots(SlotMap map, const NodeAddress& from);
+  void install(SlotMap map);
+  void refresh_failed(const std::string& problems, bool every_node_answered);
+  void refresh_done();
+
+  EventLoop& loop_;
+  ConnectionOptions options_;
+  ClusterConfig config_;
+  std::chrono::milliseconds command_timeout_;
+  std::string label_;
+  std::vector<NodeAddress> seeds_;
+
+  std::optional<SlotMap> map_;
+  std::map<std::string, std::shared_ptr<Node>> nodes_;  // by NodeAddress::to_string()
+  std::vector<std::shared_ptr<Routed>> parked_;        // waiting for a table that serves their slot
+  std::vector<std::shared_ptr<Node>> retiring_;        // let go, retired on the next loop turn
+  std::optional<bool> sharded_;
+
+  TimerQueue::id refresh_timer_ = 0;
+  clock::time_point refresh_at_{};
+  bool refreshing_ = false;
+  bool refresh_again_ = false;
+  int failed_refreshes_ = 0;
+  Backoff refresh_backoff_;
+  // Why the last read of the table failed, for commands that wait in vain.
+  std::error_code refresh_error_;
+  std::string refresh_problem_;
+  bool closed_ = false;
+};
+
+}  // namespace warden::detail
