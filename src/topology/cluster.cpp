@@ -183,9 +183,10 @@ void Cluster::answered(const std::shared_ptr<Routed>& routed, const NodeAddress&
     }
   }
   // The node did not run it: it left the cluster or lost the slot (retired),
-  // or refused it as a replica. Where the slot lives now may take it.
-  bool not_run_here = (response.error && response.not_run) ||
-                      (response.error == errc::connection_lost && routed->idempotent) ||
+  // or refused it as a replica. Where the slot lives now may take it. (A
+  // node that kept refusing it until the deadline, TRYAGAIN while its slot
+  // migrates, has answered: its refusal is the answer.)
+  bool not_run_here = (response.error == errc::connection_lost && (response.not_run || routed->idempotent)) ||
                       (!response.error && classify(response.reply) == reply_class::readonly);
   if (not_run_here && clock::now() < routed->deadline && routed->reroutes < 2 * config_.max_redirects) {
     ++routed->reroutes;

@@ -51,6 +51,9 @@ Node::Node(EventLoop& loop, const ConnectionOptions& options)
 PubSub& Node::pubsub() {
   if (!pubsub_) {
     pubsub_ = std::make_unique<PubSub>(loop_, subscriber_options(options_), sharded_);
+    pubsub_->on_redirect([this](const Reply& refusal) {
+      if (on_refused_) on_refused_(refusal);
+    });
     // A node already closed keeps a closed subscriber: joins then see a link
     // that never comes up, as on a closed node's connections.
     if (closed_) {

@@ -49,8 +49,9 @@ class Node {
             const Script* script = nullptr);
 
   // Told each time the server refuses a command as not run (TRYAGAIN,
-  // CLUSTERDOWN, LOADING, ...; not NOSCRIPT), before the retry: a cluster
-  // reads its slot table again.
+  // CLUSTERDOWN, LOADING, ...; not NOSCRIPT), before the retry, and when the
+  // subscriber's (S)SUBSCRIBE is answered MOVED: a cluster reads its slot
+  // table again.
   void on_refused(std::function<void(const Reply&)> handler) { on_refused_ = std::move(handler); }
 
   // EVALSHA, falling back to EVAL when the server does not know the script

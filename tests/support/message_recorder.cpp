@@ -22,7 +22,7 @@ std::string text_of(const redisReply* reply) {
 
 }  // namespace
 
-MessageRecorder::MessageRecorder(const RedisServer& server, std::vector<std::string> channels)
+MessageRecorder::MessageRecorder(const RedisServer& server, std::vector<std::string> channels, bool sharded)
     : channel_count_(channels.size()) {
   if (channels.empty()) throw std::invalid_argument("MessageRecorder: no channels to subscribe to");
   const std::string where = server.host() + ":" + std::to_string(server.port());
@@ -58,7 +58,7 @@ MessageRecorder::MessageRecorder(const RedisServer& server, std::vector<std::str
   redisSetTimeout(context_, no_timeout);
 
   argv.reserve(channels.size() + 1);
-  argv.push_back("SUBSCRIBE");
+  argv.push_back(sharded ? "SSUBSCRIBE" : "SUBSCRIBE");
   argv.insert(argv.end(), channels.begin(), channels.end());
   std::vector<const char*> args;
   std::vector<std::size_t> lengths;
@@ -125,10 +125,10 @@ void MessageRecorder::read_loop() {
     if (reply->type == REDIS_REPLY_ARRAY && reply->elements >= 3) {
       const std::string kind = text_of(reply->element[0]);
       std::lock_guard lock(mutex_);
-      if (kind == "message") {
+      if (kind == "message" || kind == "smessage") {
         messages_.push_back(Message{text_of(reply->element[1]), text_of(reply->element[2])});
         changed_.notify_all();
-      } else if (kind == "subscribe") {
+      } else if (kind == "subscribe" || kind == "ssubscribe") {
         ++confirmed_;
         changed_.notify_all();
       }

@@ -30,8 +30,9 @@ class MessageRecorder {
   // returns once every subscription is confirmed, so a PUBLISH sent afterwards
   // is guaranteed to be recorded. Throws std::runtime_error if connecting
   // fails or the confirmations take longer than 5 s, std::invalid_argument
-  // for an empty channel list.
-  MessageRecorder(const RedisServer& server, std::vector<std::string> channels);
+  // for an empty channel list. `sharded`: SSUBSCRIBE to shard channels (a
+  // cluster node serving their slots) instead, recording SPUBLISH messages.
+  MessageRecorder(const RedisServer& server, std::vector<std::string> channels, bool sharded = false);
   // Closes the connection and joins the reader thread.
   ~MessageRecorder();
   MessageRecorder(const MessageRecorder&) = delete;
