@@ -88,7 +88,7 @@ void Watchdog::tick() {
   auto& hook = client_.observer().on_renewal;
   for (auto& batch : batches) {
     auto sent = clock::now();
-    auto node = topology.describe(batch.keys.front());
+    auto node = topology.server_of(batch.keys.front());
     if (hook) {
       RenewalEvent event;
       event.node = node;

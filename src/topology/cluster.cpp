@@ -233,6 +233,11 @@ std::string Cluster::describe(std::string_view key) const {
   return fmt::format("{} slot {}", label_, keys::slot(key));
 }
 
+std::string Cluster::server_of(std::string_view key) {
+  const NodeAddress* master = map_ ? map_->master_of(keys::slot(key)) : nullptr;
+  return master != nullptr ? master->to_string() : describe(key);
+}
+
 const char* Cluster::publish_command() const {
   if (!sharded_) return publish_placeholder.data();
   return *sharded_ ? "spublish" : "publish";

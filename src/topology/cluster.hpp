@@ -37,6 +37,7 @@ class Cluster final : public Topology {
                   clock::time_point deadline, bool idempotent, Connection::Handler handler) override;
   std::shared_ptr<Node> node_for(std::string_view key) override;
   std::string describe(std::string_view key) const override;
+  std::string server_of(std::string_view key) override;
   const std::string& label() const override { return label_; }
   const char* publish_command() const override;
   std::uint32_t group_of(std::string_view key) const override;

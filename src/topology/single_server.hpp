@@ -22,6 +22,7 @@ class SingleServer final : public Topology {
                   clock::time_point deadline, bool idempotent, Connection::Handler handler) override;
   std::shared_ptr<Node> node_for(std::string_view) override { return node_; }
   std::string describe(std::string_view) const override { return label_; }
+  std::string server_of(std::string_view) override { return label_; }
   const std::string& label() const override { return label_; }
   const char* publish_command() const override { return "publish"; }
   std::uint32_t group_of(std::string_view) const override { return 0; }

@@ -44,8 +44,13 @@ class Topology {
   virtual std::shared_ptr<Node> node_for(std::string_view key) = 0;
 
   // Where `key` goes, in words, for messages (any thread): "host:port", or
-  // "cluster HOST:PORT slot N".
+  // "cluster HOST:PORT,... slot N".
   virtual std::string describe(std::string_view key) const = 0;
+
+  // The address of the node serving `key` now ("host:port", a socket path),
+  // or describe(key) when none is known: what observer events name. Loop
+  // thread.
+  virtual std::string server_of(std::string_view key) = 0;
 
   // What the Client connects to, in words, fixed at construction (any
   // thread): "host:port", a socket path, "cluster HOST:PORT,...".

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <set>
 #include <sstream>
 
+#include "redis_cluster.hpp"
+#include "redis_probe.hpp"
 #include "redis_server.hpp"
 #include "run_program.hpp"
 
@@ -45,6 +48,26 @@ TEST(Examples, MetricsPrintsAPrometheusScrapeOfWhatItDid) {
   EXPECT_TRUE(has("warden_renewal_batches_total{" + node + ",phase=\"confirmed\"}")) << text;
   EXPECT_TRUE(has("warden_connection_up{" + node + ",role=\"command\"} 1\n")) << text;
   EXPECT_TRUE(has("warden_connection_up{" + node + ",role=\"subscriber\"} 1\n")) << text;
+}
+
+TEST(Examples, ClusterTakesLocksOnSeveralMastersAndWakesAWaiterThroughAShardChannel) {
+  RedisCluster cluster({3, 0, {}});
+  auto run = run_program(WARDEN_EXAMPLE_CLUSTER, {cluster.url()}, 60s);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("held order:1001, order:1002 and order:1003 together"), std::string::npos) << run.out;
+  std::smatch waited;
+  ASSERT_TRUE(std::regex_search(run.out, waited, std::regex(R"(waited (\d+) ms for invoice:7 and was woken)")))
+      << run.out;
+  // Woken by the release, not by the lease (30 s) running out.
+  EXPECT_LT(std::stoi(waited[1]), 10'000) << run.out;
+  EXPECT_NE(run.err.find("waiters use sharded pub/sub"), std::string::npos) << run.err;
+  // The three orders really live on more than one master.
+  std::set<int> masters;
+  for (const char* name : {"order:1001", "order:1002", "order:1003"}) {
+    RedisProbe probe(cluster.node(0));
+    masters.insert(cluster.master_of_slot(static_cast<std::uint16_t>(probe.command({"CLUSTER", "KEYSLOT", name}).integer)));
+  }
+  EXPECT_GT(masters.size(), 1u);
 }
 
 }  // namespace
