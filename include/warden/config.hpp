@@ -106,11 +106,40 @@ struct ClusterConfig {
   std::chrono::milliseconds refresh_interval{5'000};
 
   // Redirections (MOVED, ASK) one command may follow before it fails with
-  // errc::cluster_error (a cluster in flux, or a loop). 1 to 100.
+  // errc::routing_failed (a cluster in flux, or a loop). 1 to 100.
   int max_redirects = 5;
 
   // Which pub/sub the locks' waiters and releases use.
   sharded_pubsub pubsub = sharded_pubsub::automatic;
+};
+
+// A master watched by Redis Sentinel. The Client asks the sentinels which
+// server is the master (SENTINEL GET-MASTER-ADDR-BY-NAME, trying each in
+// turn), confirms it with ROLE before sending it anything, and follows
+// switches: the +switch-master message of a sentinel, a poll every
+// poll_interval as a backstop, and any READONLY answer (a demoted master).
+// On a switch, the old master's connections are dropped at once (it stays
+// writable for a while after the switch), waiters re-poll and re-subscribe
+// on the new master. Config::username/password, tls and database apply to
+// the master; the sentinels have credentials of their own below.
+struct SentinelConfig {
+  // The sentinels (default port 26379). Not empty: the Client talks to the
+  // master they name, and Config::host, port and unix_socket are not used.
+  // Other sentinels of the same master are learnt (SENTINEL SENTINELS).
+  std::vector<endpoint> sentinels;
+
+  // The master's name in the sentinels' configuration (sentinel monitor
+  // NAME ...). Required with sentinels.
+  std::string master_name;
+
+  // Credentials sent to the sentinels (sentinel requirepass / an ACL user
+  // there); empty: none.
+  std::string username;
+  std::string password;
+
+  // How often the sentinels are asked for the master when no switch message
+  // came. 10 ms to 24 h.
+  std::chrono::milliseconds poll_interval{1'000};
 };
 
 struct WARDEN_API Config {
@@ -134,6 +163,10 @@ struct WARDEN_API Config {
   // A Redis Cluster to talk to instead of the one server above: see
   // ClusterConfig. Off (no seeds) by default.
   ClusterConfig cluster;
+
+  // A master found through Redis Sentinel instead of the one server above:
+  // see SentinelConfig. Off (no sentinels) by default.
+  SentinelConfig sentinel;
 
   // Credentials sent with AUTH after every connect. An empty username with a
   // password uses the legacy single-password AUTH; both set use an ACL user.
@@ -199,6 +232,10 @@ struct WARDEN_API Config {
   //   redis+unix://[[user]:password@]/path/to/redis.sock[?db=N]
   //   redis+cluster://[[user]:password@]host1:port1,host2:port2[,...][/]   cluster seeds
   //   rediss+cluster://[[user]:password@]host1:port1,...[/]                  the same over TLS
+  //   redis+sentinel://[[user]:password@]host1:26379,host2:26379/mastername[/db]
+  //   rediss+sentinel://...                                                  the master over TLS
+  // A sentinel URL's credentials are the master's; the sentinels' own are
+  // SentinelConfig::username/password.
   // Credentials may use %-escapes (e.g. %40 for '@'). A bare userinfo is the
   // password. Fields the URL does not name keep their defaults. Throws
   // warden::Error (errc::invalid_argument) naming the URL, with its password

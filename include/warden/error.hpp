@@ -35,9 +35,11 @@ enum class errc {
   tls_handshake_failed,   // TLS: the handshake failed otherwise (the server does not speak TLS,
                           // refused our client certificate, no common protocol version, or the
                           // handshake did not finish within Config::connect_timeout)
-  cluster_error,          // Redis Cluster: no slot table could be read from any seed (not a
-                          // cluster node?), no master serves the key's slot, or a command
-                          // was redirected more often than ClusterConfig::max_redirects
+  routing_failed,         // no server to send the command to. Cluster: no slot table could be
+                          // read from any seed (not a cluster node?), no master serves the
+                          // key's slot, or a command was redirected more often than
+                          // ClusterConfig::max_redirects. Sentinel: no sentinel knows a
+                          // master by that name, or none it names confirms it is master
 };
 
 // The std::error_category of warden::errc; its name() is "warden".

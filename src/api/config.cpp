@@ -13,19 +13,22 @@ namespace warden {
 namespace {
 
 // The URL schemes from_url accepts and what each one means.
+enum class url_topology { single, cluster, sentinel };
 struct url_scheme {
   std::string_view prefix;
   bool tls;
   bool unix_socket;
-  bool cluster;
+  url_topology topology;
 };
 constexpr url_scheme url_schemes[] = {
-    {"redis://", false, false, false},
-    {"rediss://", true, false, false},
-    {"unix://", false, true, false},
-    {"redis+unix://", false, true, false},
-    {"redis+cluster://", false, false, true},
-    {"rediss+cluster://", true, false, true},
+    {"redis://", false, false, url_topology::single},
+    {"rediss://", true, false, url_topology::single},
+    {"unix://", false, true, url_topology::single},
+    {"redis+unix://", false, true, url_topology::single},
+    {"redis+cluster://", false, false, url_topology::cluster},
+    {"rediss+cluster://", true, false, url_topology::cluster},
+    {"redis+sentinel://", false, false, url_topology::sentinel},
+    {"rediss+sentinel://", true, false, url_topology::sentinel},
 };
 
 const url_scheme* find_scheme(std::string_view url) {
@@ -151,8 +154,9 @@ void parse_userinfo(std::string_view url, std::string_view userinfo, Config& con
   }
 }
 
-// "host[:port]" or "[v6]:port" of a redis:// URL; the port defaults to 6379.
-std::pair<std::string, std::uint16_t> parse_host_port(std::string_view url, std::string_view rest);
+// "host[:port]" or "[v6]:port" of a redis:// URL; the port defaults to `port`.
+std::pair<std::string, std::uint16_t> parse_host_port(std::string_view url, std::string_view rest,
+                                                      std::uint16_t port);
 
 // "[[user]:password@]/path[?db=N]", what follows unix:// or redis+unix://.
 void parse_unix_url(std::string_view url, std::string_view rest, Config& config) {
@@ -227,6 +231,20 @@ void Config::validate() const {
     }
   }
   check_range("cluster.refresh_interval", cluster.refresh_interval, milliseconds{10}, day);
+  if (!sentinel.sentinels.empty()) {
+    for (std::size_t i = 0; i < sentinel.sentinels.size(); ++i) {
+      const auto& node = sentinel.sentinels[i];
+      auto field = fmt::format("sentinel.sentinels[{}]", i);
+      if (node.host.empty()) bad_field(field, "the host is empty");
+      if (node.port == 0) bad_field(field, fmt::format("{}: port 0 is not a server port", node.host));
+    }
+    if (sentinel.master_name.empty()) bad_field("sentinel.master_name", "empty: which master do the sentinels watch?");
+    if (!cluster.seeds.empty()) bad_field("sentinel.sentinels", "set together with cluster.seeds: pick one topology");
+    if (!unix_socket.empty()) {
+      bad_field("unix_socket", "a master found through Sentinel is reached at the address the sentinels give");
+    }
+  }
+  check_range("sentinel.poll_interval", sentinel.poll_interval, milliseconds{10}, day);
   if (cluster.max_redirects < 1 || cluster.max_redirects > 100) {
     bad_field("cluster.max_redirects", fmt::format("{} is outside [1, 100]", cluster.max_redirects));
   }
@@ -251,8 +269,8 @@ Config Config::from_url(std::string_view url) {
   Config config;
   const url_scheme* scheme = find_scheme(url);
   if (scheme == nullptr) {
-    bad_url(url, "it must start with redis://, rediss://, unix://, redis+unix://, redis+cluster:// or "
-                 "rediss+cluster://");
+    bad_url(url, "it must start with redis://, rediss://, unix://, redis+unix://, redis+cluster://, "
+                 "rediss+cluster://, redis+sentinel:// or rediss+sentinel://");
   }
   std::string_view rest = url.substr(scheme->prefix.size());
   config.tls.enabled = scheme->tls;
@@ -261,9 +279,26 @@ Config Config::from_url(std::string_view url) {
     return config;
   }
 
+  if (scheme->topology == url_topology::sentinel) {
+    // .../mastername[/db]
+    auto slash = rest.find('/');
+    if (slash == std::string_view::npos || slash + 1 == rest.size()) {
+      bad_url(url, "no master name (redis+sentinel://host:26379/mastername)");
+    }
+    std::string_view path = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
+    auto db_slash = path.find('/');
+    config.sentinel.master_name = percent_decode(url, path.substr(0, db_slash));
+    if (config.sentinel.master_name.empty()) bad_url(url, "no master name (redis+sentinel://host:26379/mastername)");
+    if (db_slash != std::string_view::npos && db_slash + 1 < path.size()) {
+      config.database = parse_number<int>(url, path.substr(db_slash + 1), "database", 0, 1 << 20);
+    }
+  }
   if (auto slash = rest.find('/'); slash != std::string_view::npos) {
     std::string_view db = rest.substr(slash + 1);
-    if (scheme->cluster && !db.empty()) bad_url(url, "a cluster has only database 0; nothing may follow the '/'");
+    if (scheme->topology == url_topology::cluster && !db.empty()) {
+      bad_url(url, "a cluster has only database 0; nothing may follow the '/'");
+    }
     if (!db.empty()) config.database = parse_number<int>(url, db, "database", 0, 1 << 20);
     rest = rest.substr(0, slash);
   }
@@ -271,18 +306,20 @@ Config Config::from_url(std::string_view url) {
     parse_userinfo(url, rest.substr(0, at), config);
     rest = rest.substr(at + 1);
   }
-  if (scheme->cluster) {
-    // host1:port1,host2:port2,...: each seed as the host part of a redis:// URL.
+  if (scheme->topology != url_topology::single) {
+    // host1:port1,host2:port2,...: each as the host part of a redis:// URL.
+    const bool sentinels = scheme->topology == url_topology::sentinel;
+    auto& list = sentinels ? config.sentinel.sentinels : config.cluster.seeds;
     while (true) {
       auto comma = rest.find(',');
-      auto seed = parse_host_port(url, rest.substr(0, comma));
-      config.cluster.seeds.push_back(endpoint{std::move(seed.first), seed.second});
+      auto node = parse_host_port(url, rest.substr(0, comma), sentinels ? 26379 : 6379);
+      list.push_back(endpoint{std::move(node.first), node.second});
       if (comma == std::string_view::npos) break;
       rest = rest.substr(comma + 1);
     }
     return config;
   }
-  auto [host, port] = parse_host_port(url, rest);
+  auto [host, port] = parse_host_port(url, rest, 6379);
   config.host = std::move(host);
   config.port = port;
   return config;
@@ -290,8 +327,8 @@ Config Config::from_url(std::string_view url) {
 
 namespace {
 
-std::pair<std::string, std::uint16_t> parse_host_port(std::string_view url, std::string_view rest) {
-  std::uint16_t port = 6379;
+std::pair<std::string, std::uint16_t> parse_host_port(std::string_view url, std::string_view rest,
+                                                      std::uint16_t port) {
   std::string_view host = rest;
   const bool bracketed = !rest.empty() && rest.front() == '[';
   if (bracketed) {  // [IPv6]:port

@@ -28,7 +28,7 @@ class category final : public std::error_category {
       case errc::protocol_error: return "protocol error";
       case errc::tls_verify_failed: return "TLS certificate verification failed";
       case errc::tls_handshake_failed: return "TLS handshake failed";
-      case errc::cluster_error: return "Redis Cluster routing failed";
+      case errc::routing_failed: return "no server to route the command to";
     }
     return "unknown warden error";
   }

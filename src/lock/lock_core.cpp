@@ -408,7 +408,7 @@ const char* LockCore::publish_command() const { return client_->topology().publi
 
 std::error_code LockCore::link_problem() const {
   auto node = client_->topology().node_for(name_);
-  if (!node) return make_error_code(errc::cluster_error);
+  if (!node) return make_error_code(errc::routing_failed);
   return node->commands().ready() ? std::error_code{} : node->commands().pending_error();
 }
 

@@ -176,7 +176,7 @@ void Cluster::answered(const std::shared_ptr<Routed>& routed, const NodeAddress&
         if (step.asking) routed->ask = step.to;
         return dispatch(routed);
       case Redirects::Step::action::give_up:
-        return fail(routed, make_error_code(errc::cluster_error),
+        return fail(routed, make_error_code(errc::routing_failed),
                     fmt::format("slot {}: redirected {} times without reaching the node that serves it (the last "
                                 "answer, from {}: {})",
                                 routed->slot, routed->redirects.taken(), from.to_string(), response.reply.str));
@@ -209,7 +209,7 @@ void Cluster::park(std::shared_ptr<Routed> routed) {
     std::string why = map_ ? fmt::format("no master serves slot {} yet", routed->slot)
                            : "no node has given the slot table yet";
     if (!refresh_problem_.empty()) why += " (" + refresh_problem_ + ")";
-    Response response{refresh_error_ ? refresh_error_ : make_error_code(errc::cluster_error), {}};
+    Response response{refresh_error_ ? refresh_error_ : make_error_code(errc::routing_failed), {}};
     response.not_run = true;  // it was never sent
     response.detail = std::move(why);
     routed->handler(std::move(response));
@@ -344,7 +344,7 @@ void Cluster::ask_for_slots(std::vector<NodeAddress> candidates, std::size_t nex
                  problems += (problems.empty() ? "" : "; ") + address.to_string() + ": " + what;
                };
                if (response.error) {
-                 if (!refresh_error_ || refresh_error_ == errc::cluster_error) refresh_error_ = response.error;
+                 if (!refresh_error_ || refresh_error_ == errc::routing_failed) refresh_error_ = response.error;
                  add_problem(describe_error(response));
                  return ask_for_slots(std::move(candidates), next + 1, std::move(problems), false);
                }
@@ -426,7 +426,7 @@ void Cluster::install(SlotMap map) {
       dispatch(routed);
       continue;
     }
-    fail(routed, make_error_code(errc::cluster_error),
+    fail(routed, make_error_code(errc::routing_failed),
          fmt::format("no master serves slot {} (the cluster's uncovered slots: {})", routed->slot,
                      uncovered_text(*map_)));
   }
@@ -435,7 +435,7 @@ void Cluster::install(SlotMap map) {
 void Cluster::refresh_failed(const std::string& problems, bool every_node_answered) {
   refreshing_ = false;
   refresh_problem_ = problems;
-  if (every_node_answered || !refresh_error_) refresh_error_ = make_error_code(errc::cluster_error);
+  if (every_node_answered || !refresh_error_) refresh_error_ = make_error_code(errc::routing_failed);
   ++failed_refreshes_;
   if (options_.log) {
     options_.log(failed_refreshes_ == 1 ? log_level::warning : log_level::debug,
@@ -448,7 +448,7 @@ void Cluster::refresh_failed(const std::string& problems, bool every_node_answer
     parked_.clear();
     for (auto& routed : parked) {
       loop_.cancel(routed->timer);
-      fail(routed, make_error_code(errc::cluster_error), "no node gave the slot table: " + problems);
+      fail(routed, make_error_code(errc::routing_failed), "no node gave the slot table: " + problems);
     }
   }
   refresh_in(refresh_backoff_.delay(std::min(failed_refreshes_, 16)));

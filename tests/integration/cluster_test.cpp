@@ -392,7 +392,7 @@ TEST(ClusterBadInput, ASeedThatIsNoClusterNodeFailsWithClusterError) {
     lock.lock();
     ADD_FAILURE() << "locked on a server that is not a cluster node";
   } catch (const Error& error) {
-    EXPECT_EQ(error.code(), errc::cluster_error) << error.what();
+    EXPECT_EQ(error.code(), errc::routing_failed) << error.what();
     EXPECT_NE(std::string(error.what()).find("cluster support disabled"), std::string::npos) << error.what();
     EXPECT_NE(std::string(error.what()).find("not-a-cluster"), std::string::npos) << error.what();
   }
@@ -429,7 +429,7 @@ TEST(ClusterBadInput, AKeyInAnUncoveredSlotFailsWithClusterErrorNamingTheSlot) {
     client.get_lock(orphan).lock();
     ADD_FAILURE() << "locked a key no master serves";
   } catch (const Error& error) {
-    EXPECT_EQ(error.code(), errc::cluster_error) << error.what();
+    EXPECT_EQ(error.code(), errc::routing_failed) << error.what();
     EXPECT_NE(std::string(error.what()).find("no master serves slot " + std::to_string(keys::slot(orphan))),
               std::string::npos)
         << error.what();

@@ -84,7 +84,7 @@ std::vector<detail::Reply> Session::run(std::vector<std::vector<std::string>> co
   bool posted = core->post([core, batch, commands = std::move(commands), deadline, route_key]() mutable {
     auto node = core->topology().node_for(route_key);
     if (!node) {
-      detail::Response none{make_error_code(errc::cluster_error), {}};
+      detail::Response none{make_error_code(errc::routing_failed), {}};
       none.detail = "no node is known to serve " + core->topology().describe(route_key);
       for (auto& response : batch->responses) response = none;
       return batch->done.set_value();
