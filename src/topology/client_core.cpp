@@ -11,6 +11,7 @@
 #include "io/tls_session.hpp"
 #include "lock/lock_core.hpp"
 #include "topology/cluster.hpp"
+#include "topology/sentinel.hpp"
 #include "topology/single_server.hpp"
 
 namespace warden::detail {
@@ -130,7 +131,16 @@ ClientCore::ClientCore(Config config)
     : config_(with_guarded_hooks(std::move(config))), id_(random_uuid()),
       holds_(config_.lock_watchdog_timeout),
       watchdog_(*this, holds_) {
-  if (config_.cluster.seeds.empty()) {
+  if (!config_.sentinel.sentinels.empty()) {
+    auto master = connection_options(config_, id_);
+    master.tls_server_name = config_.tls.server_name;  // each server's own host unless configured
+    auto sentinel = master;
+    sentinel.username = config_.sentinel.username;
+    sentinel.password = config_.sentinel.password;
+    sentinel.database = 0;
+    topology_ = std::make_unique<Sentinel>(loop_, std::move(master), std::move(sentinel), config_.sentinel,
+                                           config_.command_timeout);
+  } else if (config_.cluster.seeds.empty()) {
     topology_ = std::make_unique<SingleServer>(loop_, connection_options(config_, id_));
   } else {
     auto options = connection_options(config_, id_);

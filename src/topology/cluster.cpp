@@ -210,7 +210,6 @@ void Cluster::park(std::shared_ptr<Routed> routed) {
                            : "no node has given the slot table yet";
     if (!refresh_problem_.empty()) why += " (" + refresh_problem_ + ")";
     Response response{refresh_error_ ? refresh_error_ : make_error_code(errc::routing_failed), {}};
-    response.not_run = true;  // it was never sent
     response.detail = std::move(why);
     routed->handler(std::move(response));
   });

@@ -58,6 +58,8 @@ class SentinelResolver {
 
   const std::optional<NodeAddress>& master() const { return master_; }
   const std::vector<NodeAddress>& sentinels() const { return sentinels_; }
+  // The sentinel asked last (after use_master: the one whose answer held).
+  const NodeAddress& sentinel() const { return sentinels_[next_]; }
   bool resolving() const { return state_ != state::idle; }
   // After a retry_later: every sentinel replied (none was merely out of
   // reach), so the master name itself is the problem.

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "detail/server_state.hpp"
 #include "redis_probe.hpp"
 
 namespace warden::test {
@@ -11,21 +12,9 @@ namespace warden::test {
 namespace {
 
 using namespace std::chrono_literals;
+using detail::info_field;
 
 constexpr std::size_t slot_count = 16384;
-
-// The value of `field` in an INFO-style "field:value" text; empty if absent.
-std::string info_field(const std::string& text, const std::string& field) {
-  std::string key = field + ":";
-  std::size_t at = 0;
-  while (at < text.size()) {
-    std::size_t end = text.find("\r\n", at);
-    if (end == std::string::npos) end = text.size();
-    if (text.compare(at, key.size(), key) == 0) return text.substr(at + key.size(), end - at - key.size());
-    at = end + 2;
-  }
-  return {};
-}
 
 std::string checked_status(RedisProbe& probe, const std::vector<std::string>& argv) {
   auto reply = probe.command(argv);
@@ -33,18 +22,8 @@ std::string checked_status(RedisProbe& probe, const std::vector<std::string>& ar
   return reply.str;
 }
 
-// Polls `problem` (empty: done) until it is empty or `timeout` passes; the
-// cluster sends no event when its state settles.
 void wait_for(const std::function<std::string()>& problem, std::chrono::milliseconds timeout, const char* what) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string last;
-  while (std::chrono::steady_clock::now() < deadline) {
-    last = problem();
-    if (last.empty()) return;
-    std::this_thread::sleep_for(20ms);
-  }
-  last = problem();
-  if (!last.empty()) throw std::runtime_error(std::string("RedisCluster: ") + what + ": " + last);
+  detail::wait_for(problem, timeout, "RedisCluster", what);
 }
 
 }  // namespace

@@ -108,11 +108,17 @@ RedisServer::RedisServer(RedisServerOptions options)
     : extra_args_(std::move(options.extra_args)),
       tls_(std::move(options.tls)),
       cluster_(options.cluster),
+      sentinel_(!options.sentinel_config.empty()),
       executable_(detail::resolve_program("redis-server", "/usr/bin/redis-server")) {
   for (std::size_t i = 0; i + 1 < extra_args_.size(); ++i) {
     if (extra_args_[i] == "--requirepass") password_ = extra_args_[i + 1];
   }
   directory_ = make_temp_directory();
+  if (sentinel_) {
+    std::ofstream config(directory_ + "/sentinel.conf");
+    for (const auto& line : options.sentinel_config) config << line << "\n";
+    if (!config) throw std::runtime_error("RedisServer: cannot write " + directory_ + "/sentinel.conf");
+  }
   if (options.unix_socket) {
     unix_socket_ = directory_ + "/redis.sock";
     // sockaddr_un::sun_path holds 108 bytes with the terminating NUL.
@@ -278,6 +284,18 @@ void RedisServer::resume() {
 }
 
 std::vector<std::string> RedisServer::command_line() const {
+  if (sentinel_) {
+    std::vector<std::string> args{
+        executable_, directory_ + "/sentinel.conf", "--sentinel",
+        "--port", std::to_string(port_),
+        "--bind", "127.0.0.1",
+        "--daemonize", "no",
+        "--dir", directory_,
+        "--logfile", directory_ + "/redis.log",
+    };
+    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+    return args;
+  }
   std::vector<std::string> args{
       executable_,
       "--port", std::to_string(port_),

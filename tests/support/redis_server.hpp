@@ -34,6 +34,12 @@ struct RedisServerOptions {
   // <directory()>/nodes.conf, kept across restarts) with its cluster bus on a
   // second free loopback port, cluster_port(). RedisCluster joins such nodes.
   bool cluster = false;
+  // Not empty: a Redis Sentinel (redis-server <directory()>/sentinel.conf
+  // --sentinel) whose configuration file starts with these lines, e.g.
+  // "sentinel monitor NAME 127.0.0.1 PORT 2". The sentinel rewrites the file
+  // as it learns; it is kept across restarts. Persistence and DEBUG options
+  // are not passed to it.
+  std::vector<std::string> sentinel_config;
 };
 
 // Not thread-safe: drive one RedisServer from one thread at a time (reading
@@ -114,6 +120,7 @@ class RedisServer {
   std::uint16_t tls_port_ = 0;
   bool cluster_ = false;
   std::uint16_t cluster_port_ = 0;
+  bool sentinel_ = false;
   std::string executable_;
   std::string directory_;
   std::string password_;

@@ -1,0 +1,235 @@
+// Locks on a master watched by Redis Sentinel (a master, one replica and
+// three sentinels the fixture starts): every kind, a sentinel-driven
+// failover and the master's death with holders and waiters, the old master
+// kept alive after the switch, and bad configurations.
+#include <gtest/gtest.h>
+
+#include <warden/warden.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <iostream>
+#include <string>
+
+#include "redis_probe.hpp"
+#include "redis_sentinel.hpp"
+#include "test_env.hpp"
+
+namespace warden::test {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+Config sentinel_config(const RedisSentinelGroup& group) {
+  Config config = Config::from_url(group.url());
+  config.connect_timeout = 1s;
+  config.command_timeout = 2s;
+  config.retry_backoff_min = 20ms;
+  config.retry_backoff_max = 200ms;
+  config.health_check_interval = 500ms;
+  config.sentinel.poll_interval = 200ms;
+  return config;
+}
+
+long long script_calls(RedisProbe& probe) { return probe.command_calls("evalsha") + probe.command_calls("eval"); }
+
+TEST(Sentinel, EveryLockKindWorksOnTheMasterTheSentinelsName) {
+  RedisSentinelGroup group;
+  Client client(sentinel_config(group));
+  RedisProbe master(group.node(0));
+  Lock lock = client.get_lock("s-lock");
+  lock.lock();
+  EXPECT_TRUE(master.exists("s-lock"));
+  lock.unlock();
+  FairLock fair = client.get_fair_lock("s-fair");
+  fair.lock();
+  EXPECT_TRUE(master.exists("s-fair"));
+  fair.unlock();
+  FencedLock fenced = client.get_fenced_lock("s-fenced");
+  EXPECT_EQ(fenced.lock_and_get_token(), 1);
+  fenced.unlock();
+  SpinLock spin = client.get_spin_lock("s-spin");
+  spin.lock();
+  spin.unlock();
+  ReadWriteLock rw = client.get_read_write_lock("s-rw");
+  rw.read_lock().lock();
+  EXPECT_EQ(master.hgetall("s-rw").at("mode"), "read");
+  rw.read_lock().unlock();
+  EXPECT_FALSE(master.exists("s-rw"));
+  // Nothing went to the replica or the sentinels but reads.
+  RedisProbe replica(group.node(1));
+  EXPECT_FALSE(replica.command({"EXISTS", "s-lock"}).integer);
+}
+
+// A holder and a waiter through a failover. `kill`: the master is killed
+// (kill -9) after its replica acknowledged the hold; else the sentinels are
+// asked to fail over (SENTINEL FAILOVER). Returns the milliseconds from the
+// failover's start until the waiter held the lock.
+long long hold_and_wait_through_failover(bool kill) {
+  RedisSentinelGroup group;
+  Config config = sentinel_config(group);
+  config.lock_watchdog_timeout = 9s;  // longer than a failover takes here
+  config.command_timeout = 10s;       // a release sent at the failover waits for it
+  Client holder(config);
+  Client waiter(config);
+  Lock held = holder.get_lock("failing-over");
+  std::atomic<int> lost{0};
+  auto subscription = held.subscribe_lost([&](const LockLost&) { ++lost; });
+  held.lock();
+  RedisProbe master(group.node(0));
+  EXPECT_EQ(master.command({"WAIT", "1", "2000"}).integer, 1);
+  auto got = std::async(std::launch::async, [&] {
+    Lock lock = waiter.get_lock("failing-over");
+    if (!lock.try_lock_for(60s)) return false;
+    lock.unlock();
+    return true;
+  });
+  EXPECT_TRUE(eventually([&] { return subscribers(master, "redisson_lock__channel:{failing-over}") == 1; }));
+
+  auto started = steady::now();
+  if (kill) {
+    group.node(0).kill();
+  } else {
+    RedisProbe(group.sentinel(0)).command({"SENTINEL", "FAILOVER", group.master_name()});
+    group.wait_for_master(1, 20s);
+    // The hold lives on, renewed on the promoted replica.
+    RedisProbe promoted(group.node(1));
+    EXPECT_TRUE(eventually([&] { return promoted.pttl("failing-over") > 8'000; }, 8s));
+  }
+  // Released now: after a kill, the release waits for the new master (its
+  // command time covers the failover) and wakes the waiter there.
+  EXPECT_FALSE(held.unlock_checked());
+  EXPECT_TRUE(got.get());
+  auto took = elapsed_ms(started);
+  EXPECT_EQ(lost.load(), 0);
+  group.wait_for_master(1, 20s);
+  return took;
+}
+
+TEST(Sentinel, ASentinelFailoverKeepsTheHoldAndWakesTheWaiterOnTheNewMaster) {
+  auto took = hold_and_wait_through_failover(false);
+  std::cout << "SENTINEL FAILOVER to the waiter holding the lock: " << took << " ms\n";
+}
+
+TEST(Sentinel, AMasterKilledWithItsHoldReplicatedFailsOverAndTheWaiterGetsTheLock) {
+  auto took = hold_and_wait_through_failover(true);
+  std::cout << "kill -9 of the master to the waiter holding the lock: " << took << " ms\n";
+}
+
+TEST(Sentinel, TheOldMasterKeptAliveAfterTheSwitchGetsNoLockWrites) {
+  RedisSentinelGroup group;
+  Client client(sentinel_config(group));
+  Lock lock = client.get_lock("after-switch");
+  lock.lock();
+  lock.unlock();
+  // The master stops answering (a partition); the sentinels promote the
+  // replica. Then it comes back, still believing it is the master until the
+  // sentinels reconfigure it.
+  group.node(0).pause();
+  group.wait_for_master(1, 20s);
+  group.node(0).resume();
+  RedisProbe old_master(group.node(0));
+  auto before = script_calls(old_master);
+  for (int i = 0; i < 5; ++i) {
+    lock.lock();
+    lock.unlock();
+  }
+  EXPECT_EQ(script_calls(old_master), before) << "lock writes reached the old master";
+  RedisProbe promoted(group.node(1));
+  EXPECT_GE(script_calls(promoted), 10);
+}
+
+TEST(SentinelBadInput, AnUnknownMasterNameFailsWithRoutingFailedNamingIt) {
+  RedisSentinelGroup group({0, 1});
+  Config config = sentinel_config(group);
+  config.sentinel.master_name = "no-such-master";
+  Client client(config);
+  auto started = steady::now();
+  try {
+    client.get_lock("unknown-master").lock();
+    ADD_FAILURE() << "locked through a master nobody knows";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::routing_failed) << error.what();
+    EXPECT_NE(std::string(error.what()).find("no-such-master"), std::string::npos) << error.what();
+  }
+  EXPECT_LT(elapsed_ms(started), 1'500) << "every sentinel answered: no reason to wait";
+}
+
+TEST(SentinelBadInput, NoSentinelReachableFailsWithConnectionRefusedByTheDeadline) {
+  RedisServer stand_in;
+  auto port = stand_in.port();
+  stand_in.stop();  // nobody listens there now
+  Config config = Config::from_url("redis+sentinel://127.0.0.1:" + std::to_string(port) + "/m");
+  config.connect_timeout = 200ms;
+  config.command_timeout = 1s;
+  Client client(config);
+  auto started = steady::now();
+  try {
+    client.get_lock("no-sentinel").lock();
+    ADD_FAILURE() << "locked without a sentinel";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::connection_refused) << error.what();
+  }
+  EXPECT_LT(elapsed_ms(started), 3'000);
+}
+
+TEST(SentinelBadInput, AWrongSentinelPasswordFailsWithAuthenticationFailed) {
+  RedisSentinelOptions options;
+  options.replicas = 0;
+  options.sentinels = 1;
+  options.quorum = 1;
+  options.sentinel_password = "sentinel-secret";
+  RedisSentinelGroup group(options);
+  Config config = sentinel_config(group);
+  config.sentinel.password = "s3cr3t-typo";
+  config.command_timeout = 1s;
+  Client client(config);
+  try {
+    client.get_lock("wrong-password").lock();
+    ADD_FAILURE() << "locked with a wrong sentinel password";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::authentication_failed) << error.what();
+    EXPECT_EQ(std::string(error.what()).find("s3cr3t-typo"), std::string::npos) << "the password leaked: " << error.what();
+  }
+  // The right one works; the master itself has no password.
+  config.sentinel.password = "sentinel-secret";
+  Client right(config);
+  Lock lock = right.get_lock("right-password");
+  lock.lock();
+  lock.unlock();
+}
+
+TEST(SentinelConfig, URLsNameTheSentinelsAndTheMaster) {
+  auto config = Config::from_url("redis+sentinel://:p%40ss@127.0.0.1:26379,[::1]:26380,sentinel-3/orders/2");
+  ASSERT_EQ(config.sentinel.sentinels.size(), 3u);
+  EXPECT_EQ(config.sentinel.sentinels[0].port, 26379);
+  EXPECT_EQ(config.sentinel.sentinels[1].host, "::1");
+  EXPECT_EQ(config.sentinel.sentinels[2].host, "sentinel-3");
+  EXPECT_EQ(config.sentinel.sentinels[2].port, 26379);
+  EXPECT_EQ(config.sentinel.master_name, "orders");
+  EXPECT_EQ(config.database, 2);
+  EXPECT_EQ(config.password, "p@ss");  // the master's
+  EXPECT_TRUE(config.sentinel.password.empty());
+  EXPECT_TRUE(Config::from_url("rediss+sentinel://h/m").tls.enabled);
+  for (const char* bad : {"redis+sentinel://h:26379", "redis+sentinel://h:26379/", "redis+sentinel://h:0/m",
+                          "redis+sentinel://h/m/x"}) {
+    try {
+      Config::from_url(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), errc::invalid_argument) << bad;
+    }
+  }
+  Config no_name;
+  no_name.sentinel.sentinels = {endpoint{"127.0.0.1", 26379}};
+  try {
+    no_name.validate();
+    ADD_FAILURE() << "a sentinel config without a master name was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("sentinel.master_name"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace warden::test
