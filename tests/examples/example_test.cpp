@@ -8,6 +8,7 @@
 
 #include "redis_cluster.hpp"
 #include "redis_probe.hpp"
+#include "redis_sentinel.hpp"
 #include "redis_server.hpp"
 #include "run_program.hpp"
 
@@ -68,6 +69,22 @@ TEST(Examples, ClusterTakesLocksOnSeveralMastersAndWakesAWaiterThroughAShardChan
     masters.insert(cluster.master_of_slot(static_cast<std::uint16_t>(probe.command({"CLUSTER", "KEYSLOT", name}).integer)));
   }
   EXPECT_GT(masters.size(), 1u);
+}
+
+TEST(Examples, SentinelHoldsALockOnTheMasterTheSentinelsName) {
+  RedisSentinelOptions options;
+  options.sentinel_password = "sentinel-secret";
+  RedisSentinelGroup group(options);
+  RedisProbe master(group.node(0));
+  auto calls_before = master.command_calls("evalsha") + master.command_calls("eval");
+  auto run = run_program(WARDEN_EXAMPLE_SENTINEL, {group.url(), "sentinel-secret"}, 60s);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("holding 'sentinel-example:report' on the master the sentinels name"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("released"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("the sentinels name 127.0.0.1:" + std::to_string(group.node(0).port())), std::string::npos)
+      << run.err;
+  EXPECT_GE(master.command_calls("evalsha") + master.command_calls("eval"), calls_before + 2);
 }
 
 }  // namespace
