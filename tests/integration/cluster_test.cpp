@@ -564,7 +564,7 @@ TEST(ClusterFailover, GracefulFailoverKeepsTheHoldAndWakesTheWaiter) {
 
 TEST(ClusterFailover, AMasterKilledWithItsHoldReplicatedFailsOverAndTheWaiterGetsTheLock) {
   auto took = hold_and_wait_through_failover(true);
-  std::cout << "kill -9 of the master to the waiter holding the lock: " << took << " ms\n";
+  std::cout << "cluster: kill -9 of the master to the waiter holding the lock: " << took << " ms\n";
   RecordProperty("kill_to_waiter_ms", static_cast<int>(took));
 }
 

@@ -109,12 +109,12 @@ long long hold_and_wait_through_failover(bool kill) {
 
 TEST(Sentinel, ASentinelFailoverKeepsTheHoldAndWakesTheWaiterOnTheNewMaster) {
   auto took = hold_and_wait_through_failover(false);
-  std::cout << "SENTINEL FAILOVER to the waiter holding the lock: " << took << " ms\n";
+  std::cout << "sentinel: SENTINEL FAILOVER to the waiter holding the lock: " << took << " ms\n";
 }
 
 TEST(Sentinel, AMasterKilledWithItsHoldReplicatedFailsOverAndTheWaiterGetsTheLock) {
   auto took = hold_and_wait_through_failover(true);
-  std::cout << "kill -9 of the master to the waiter holding the lock: " << took << " ms\n";
+  std::cout << "sentinel: kill -9 of the master to the waiter holding the lock: " << took << " ms\n";
 }
 
 TEST(Sentinel, TheOldMasterKeptAliveAfterTheSwitchGetsNoLockWrites) {
