@@ -576,23 +576,21 @@ TEST(ClusterFailover, AHoldThatDidNotReachTheReplicaIsReportedLost) {
   auto& master_node = cluster.first_master(0);
   RedisProbe replica(cluster.first_replica(0));
   replica.command({"READONLY"});
-  std::string name;
-  Lock held = holder.get_lock("unused");
-  // Cut the replica off its master, then take the lock before it reconnects
-  // (it does so once a second): the hold is on the master only.
-  for (int attempt = 0; attempt < 5 && name.empty(); ++attempt) {
-    auto candidate = name_on(cluster, 0, "unreplicated-" + std::to_string(attempt) + "-");
-    replica.command({"CLIENT", "KILL", "TYPE", "master"});
-    held = holder.get_lock(candidate);
-    held.lock();
-    if (!replica.exists(candidate)) {
-      name = candidate;
-      master_node.kill();
-    } else {
-      held.unlock();
-    }
-  }
-  ASSERT_FALSE(name.empty()) << "the replica kept receiving the holds";
+  // Cut the replica off its master for good (a reconnect would be refused:
+  // it now sends a password the master does not have), then take the lock:
+  // the hold is on the master only.
+  ASSERT_FALSE(replica.command({"CONFIG", "SET", "masterauth", "not-the-masters"}).is_error());
+  replica.command({"CLIENT", "KILL", "TYPE", "master"});
+  ASSERT_TRUE(eventually([&] {
+    auto info = replica.command({"INFO", "replication"}).str;
+    return info.find("master_link_status:down") != std::string::npos;
+  }));
+  auto name = name_on(cluster, 0, "unreplicated-");
+  Lock held = holder.get_lock(name);
+  held.lock();
+  std::this_thread::sleep_for(200ms);  // time enough to replicate, had the link been up
+  ASSERT_FALSE(replica.exists(name));
+  master_node.kill();
   Event lost;
   std::error_code cause;
   auto subscription = held.subscribe_lost([&](const LockLost& event) {
@@ -601,7 +599,9 @@ TEST(ClusterFailover, AHoldThatDidNotReachTheReplicaIsReportedLost) {
   });
   await_master(cluster, keys::slot(name), 3, 20s);
   // The promoted replica never had the key: the next renewal finds it gone.
-  ASSERT_TRUE(lost.wait_for(15s));
+  RedisProbe promoted(cluster.first_replica(0));
+  ASSERT_TRUE(lost.wait_for(15s)) << "the promoted replica has the key: " << promoted.exists(name)
+                                  << ", PTTL " << promoted.pttl(name);
   EXPECT_EQ(cause, errc::lease_expired);
   EXPECT_LT(held.valid_until(), steady::now());
 }
