@@ -218,16 +218,8 @@ void PubSub::refused(const std::string& why) {
     }
   }
   polling_ = true;
-  std::vector<std::pair<std::string, std::uint64_t>> ready;
-  for (auto& [name, entry] : channels_) {
-    if (entry.state.active()) continue;
-    entry.state.refused();
-    for (auto& [id, waiter] : entry.waiters) {
-      if (!waiter.ready) ready.emplace_back(name, id);
-    }
-  }
   if (poll_timer_ == 0) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
-  for (auto& [name, id] : ready) tell_ready(name, id);
+  refuse_unconfirmed();
 }
 
 void PubSub::redirected(const Reply& refusal) {
@@ -235,6 +227,10 @@ void PubSub::redirected(const Reply& refusal) {
   // fall back to polling for: the waiters re-poll, which finds where the
   // lock lives, and join the subscriber there.
   if (on_redirect_) on_redirect_(refusal);
+  refuse_unconfirmed();
+}
+
+void PubSub::refuse_unconfirmed() {
   std::vector<std::pair<std::string, std::uint64_t>> ready;
   for (auto& [name, entry] : channels_) {
     if (entry.state.active()) continue;

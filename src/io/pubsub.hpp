@@ -91,6 +91,9 @@ class PubSub {
   void forget_if_idle(const std::string& channel);
   void refused(const std::string& why);
   void redirected(const Reply& refusal);
+  // Every channel still waiting for its confirmation counts as refused, and
+  // its waiters are told they are ready (they re-try rather than wait).
+  void refuse_unconfirmed();
   // Marks waiter `id` of `name` ready (its subscription is in place or will
   // not come) and runs its on_ready; a no-op if it is gone or already ready.
   void tell_ready(const std::string& name, std::uint64_t id);

@@ -285,15 +285,7 @@ void Sentinel::use_master(const NodeAddress& address) {
     master_->pubsub();  // waiters find the subscriber connecting already
     if (old) {
       auto why = fmt::format("the sentinels switched '{}' from {} to {}", config_.master_name, old->server(), name);
-      if (master_options_.log) master_options_.log(log_level::warning, "warden: " + why);
-      retiring_.push_back(old);
-      // Not from inside one of its own callbacks: on the next loop turn.
-      loop_.after(std::chrono::milliseconds{0}, [this, old, why] {
-        auto it = std::find(retiring_.begin(), retiring_.end(), old);
-        if (it == retiring_.end()) return;
-        retiring_.erase(it);
-        old->retire(why);
-      });
+      retire(std::move(old), why);
     } else if (master_options_.log) {
       master_options_.log(log_level::info, fmt::format("warden: the sentinels name {} as master '{}'", name,
                                                        config_.master_name));
@@ -345,17 +337,21 @@ void Sentinel::retry_later(const std::string& problem) {
 
 void Sentinel::drop_master(const std::string& why) {
   if (!master_) return;
-  if (master_options_.log) master_options_.log(log_level::warning, "warden: " + why);
-  auto old = std::move(master_);
+  retire(std::move(master_), why);
   master_.reset();
+  perform(resolver_.resolve());
+}
+
+void Sentinel::retire(std::shared_ptr<Node> old, const std::string& why) {
+  if (master_options_.log) master_options_.log(log_level::warning, "warden: " + why);
   retiring_.push_back(old);
+  // Not from inside one of its own callbacks: on the next loop turn.
   loop_.after(std::chrono::milliseconds{0}, [this, old, why] {
     auto it = std::find(retiring_.begin(), retiring_.end(), old);
-    if (it == retiring_.end()) return;
+    if (it == retiring_.end()) return;  // closed meanwhile
     retiring_.erase(it);
     old->retire(why);
   });
-  perform(resolver_.resolve());
 }
 
 void Sentinel::watch_switches(const NodeAddress& sentinel) {

@@ -57,6 +57,8 @@ class Sentinel final : public Topology {
   void retry_later(const std::string& problem);
   void poll();
   void drop_master(const std::string& why);
+  // Lets go of `old` (logged): it is retired on the next loop turn.
+  void retire(std::shared_ptr<Node> old, const std::string& why);
   void watch_switches(const NodeAddress& sentinel);
   void learn_sentinels(const NodeAddress& sentinel);
   Connection& sentinel_link(const NodeAddress& address);

@@ -31,12 +31,8 @@ using steady = std::chrono::steady_clock;
 namespace keys = detail::keys;
 
 Config cluster_config(const RedisCluster& cluster, sharded_pubsub mode = sharded_pubsub::automatic) {
-  Config config = Config::from_url(cluster.url());
-  config.connect_timeout = 1s;
+  Config config = fast_config(Config::from_url(cluster.url()));
   config.command_timeout = 2s;
-  config.retry_backoff_min = 20ms;
-  config.retry_backoff_max = 200ms;
-  config.health_check_interval = 500ms;
   config.cluster.pubsub = mode;
   return config;
 }

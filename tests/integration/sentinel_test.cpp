@@ -22,12 +22,8 @@ namespace {
 using steady = std::chrono::steady_clock;
 
 Config sentinel_config(const RedisSentinelGroup& group) {
-  Config config = Config::from_url(group.url());
-  config.connect_timeout = 1s;
+  Config config = fast_config(Config::from_url(group.url()));
   config.command_timeout = 2s;
-  config.retry_backoff_min = 20ms;
-  config.retry_backoff_max = 200ms;
-  config.health_check_interval = 500ms;
   config.sentinel.poll_interval = 200ms;
   return config;
 }

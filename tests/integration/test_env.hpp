@@ -18,8 +18,7 @@ namespace warden::test {
 using namespace std::chrono_literals;
 
 // Short timeouts so that fault tests finish quickly.
-inline Config fast_config(const RedisServer& server) {
-  Config config = Config::from_url(server.url());
+inline Config fast_config(Config config) {
   config.connect_timeout = 1s;
   config.command_timeout = 1s;
   config.retry_backoff_min = 20ms;
@@ -27,6 +26,8 @@ inline Config fast_config(const RedisServer& server) {
   config.health_check_interval = 500ms;
   return config;
 }
+
+inline Config fast_config(const RedisServer& server) { return fast_config(Config::from_url(server.url())); }
 
 // Polls a condition about server state (which sends no event) until it holds
 // or `timeout` passes. Returns whether it held.
