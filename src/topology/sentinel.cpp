@@ -25,17 +25,6 @@ std::optional<std::uint16_t> port_of(std::string_view text) {
 
 }  // namespace
 
-// One command until it is answered.
-struct Sentinel::Routed {
-  std::vector<std::string> argv;
-  const Script* script = nullptr;  // set: argv is an EVALSHA of it
-  clock::time_point deadline;
-  bool idempotent = false;
-  Connection::Handler handler;
-  int reroutes = 0;          // sent again after a master did not run it
-  TimerQueue::id timer = 0;  // parked: its deadline
-};
-
 Sentinel::Sentinel(EventLoop& loop, ConnectionOptions master, ConnectionOptions sentinel,
                    const SentinelConfig& config, std::chrono::milliseconds command_timeout)
     : loop_(loop),
@@ -48,6 +37,7 @@ Sentinel::Sentinel(EventLoop& loop, ConnectionOptions master, ConnectionOptions 
         for (const auto& node : config.sentinels) sentinels.push_back(NodeAddress{node.host, node.port});
         return sentinels;
       }()),
+      parked_(loop),
       retry_backoff_(std::chrono::milliseconds{50}, std::chrono::milliseconds{1'000}, std::random_device{}()) {
   label_ = fmt::format("master '{}' of sentinels ", config_.master_name);
   for (std::size_t i = 0; i < resolver_.sentinels().size(); ++i) {
@@ -86,12 +76,7 @@ void Sentinel::close() {
   poll_timer_ = 0;
   loop_.cancel(retry_timer_);
   retry_timer_ = 0;
-  auto parked = std::move(parked_);
-  parked_.clear();
-  for (auto& routed : parked) {
-    loop_.cancel(routed->timer);
-    routed->handler(Response{make_error_code(errc::shut_down), {}});
-  }
+  for (auto& routed : parked_.take_all()) routed->handler(Response{make_error_code(errc::shut_down), {}});
   if (master_) master_->close();
   if (candidate_) candidate_->close();
   for (auto& node : retiring_) node->close();
@@ -106,7 +91,7 @@ std::string Sentinel::server_of(std::string_view) { return master_ ? master_->se
 
 void Sentinel::send(std::vector<std::string> argv, std::string_view, clock::time_point deadline, bool idempotent,
                     Connection::Handler handler) {
-  auto routed = std::make_shared<Routed>();
+  auto routed = std::make_shared<RoutedCommand>();
   routed->argv = std::move(argv);
   routed->deadline = deadline;
   routed->idempotent = idempotent;
@@ -117,7 +102,7 @@ void Sentinel::send(std::vector<std::string> argv, std::string_view, clock::time
 void Sentinel::run_script(const Script& script, const std::vector<std::string>& keys,
                           const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
                           Connection::Handler handler) {
-  auto routed = std::make_shared<Routed>();
+  auto routed = std::make_shared<RoutedCommand>();
   routed->argv = eval_argv("EVALSHA", script.sha1, keys, args);
   routed->script = &script;
   routed->deadline = deadline;
@@ -126,10 +111,15 @@ void Sentinel::run_script(const Script& script, const std::vector<std::string>& 
   dispatch(std::move(routed));
 }
 
-void Sentinel::dispatch(std::shared_ptr<Routed> routed) {
+void Sentinel::dispatch(std::shared_ptr<RoutedCommand> routed) {
   if (closed_) return routed->handler(Response{make_error_code(errc::shut_down), {}});
   if (!master_) {
-    park(std::move(routed));
+    // Until a master is confirmed, or its deadline.
+    parked_.park(std::move(routed), [this](const std::shared_ptr<RoutedCommand>& expired) {
+      std::string why = fmt::format("no master confirmed for '{}' yet", config_.master_name);
+      if (!resolve_problem_.empty()) why += " (" + resolve_problem_ + ")";
+      expired->handler(unroutable(resolve_error_ ? resolve_error_ : make_error_code(errc::routing_failed), why));
+    });
     return perform(resolver_.resolve());
   }
   auto node = master_;
@@ -138,7 +128,7 @@ void Sentinel::dispatch(std::shared_ptr<Routed> routed) {
       [this, routed, node](Response&& response) { answered(routed, node, std::move(response)); }, routed->script);
 }
 
-void Sentinel::answered(const std::shared_ptr<Routed>& routed, const std::shared_ptr<Node>& node,
+void Sentinel::answered(const std::shared_ptr<RoutedCommand>& routed, const std::shared_ptr<Node>& node,
                         Response&& response) {
   if (closed_) return routed->handler(std::move(response));
   bool readonly = !response.error && classify(response.reply) == reply_class::readonly;
@@ -155,24 +145,6 @@ void Sentinel::answered(const std::shared_ptr<Routed>& routed, const std::shared
     return dispatch(routed);
   }
   routed->handler(std::move(response));
-}
-
-void Sentinel::park(std::shared_ptr<Routed> routed) {
-  std::weak_ptr<Routed> weak = routed;
-  routed->timer = loop_.at(routed->deadline, [this, weak] {
-    auto routed = weak.lock();
-    if (!routed) return;
-    routed->timer = 0;
-    auto it = std::find(parked_.begin(), parked_.end(), routed);
-    if (it == parked_.end()) return;
-    parked_.erase(it);
-    std::string why = fmt::format("no master confirmed for '{}' yet", config_.master_name);
-    if (!resolve_problem_.empty()) why += " (" + resolve_problem_ + ")";
-    Response response{resolve_error_ ? resolve_error_ : make_error_code(errc::routing_failed), {}};
-    response.detail = std::move(why);
-    routed->handler(std::move(response));
-  });
-  parked_.push_back(std::move(routed));
 }
 
 // ---- following the sentinels
@@ -298,13 +270,7 @@ void Sentinel::use_master(const NodeAddress& address) {
   const NodeAddress& sentinel = resolver_.sentinel();
   if (!switches_ || !switches_->ready()) watch_switches(sentinel);
   learn_sentinels(sentinel);
-  auto parked = std::move(parked_);
-  parked_.clear();
-  for (auto& routed : parked) {
-    loop_.cancel(routed->timer);
-    routed->timer = 0;
-    dispatch(routed);
-  }
+  for (auto& routed : parked_.take_all()) dispatch(routed);
 }
 
 void Sentinel::retry_later(const std::string& problem) {
@@ -318,14 +284,8 @@ void Sentinel::retry_later(const std::string& problem) {
   if (!master_ && resolver_.every_sentinel_answered()) {
     // Every sentinel answered and none names a master by that name:
     // waiting will not help the commands.
-    auto parked = std::move(parked_);
-    parked_.clear();
-    for (auto& routed : parked) {
-      loop_.cancel(routed->timer);
-      Response response{make_error_code(errc::routing_failed), {}};
-      response.detail = fmt::format("no sentinel names a master '{}': {}", config_.master_name, problem);
-      routed->handler(std::move(response));
-    }
+    auto why = fmt::format("no sentinel names a master '{}': {}", config_.master_name, problem);
+    for (auto& routed : parked_.take_all()) routed->handler(unroutable(make_error_code(errc::routing_failed), why));
   }
   loop_.cancel(retry_timer_);
   auto delay = std::min(retry_backoff_.delay(std::min(failed_rounds_, 16)), config_.poll_interval);

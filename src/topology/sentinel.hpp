@@ -17,6 +17,7 @@
 
 #include "io/backoff.hpp"
 #include "topology/node.hpp"
+#include "topology/parked_commands.hpp"
 #include "topology/sentinel_resolver.hpp"
 #include "topology/topology.hpp"
 
@@ -45,10 +46,9 @@ class Sentinel final : public Topology {
   std::uint32_t group_of(std::string_view) const override { return 0; }
 
  private:
-  struct Routed;
-  void dispatch(std::shared_ptr<Routed> routed);
-  void answered(const std::shared_ptr<Routed>& routed, const std::shared_ptr<Node>& node, Response&& response);
-  void park(std::shared_ptr<Routed> routed);
+  void dispatch(std::shared_ptr<RoutedCommand> routed);
+  void answered(const std::shared_ptr<RoutedCommand>& routed, const std::shared_ptr<Node>& node,
+                Response&& response);
 
   void perform(SentinelResolver::Step step);
   void ask_sentinel(const SentinelResolver::Step& step);
@@ -76,7 +76,7 @@ class Sentinel final : public Topology {
   std::vector<std::shared_ptr<Node>> retiring_;
   std::unordered_map<std::string, std::unique_ptr<Connection>> sentinels_;  // by address
   std::unique_ptr<Connection> switches_;  // subscribed to +switch-master on one sentinel
-  std::vector<std::shared_ptr<Routed>> parked_;
+  ParkedCommands<RoutedCommand> parked_;  // waiting for a confirmed master
 
   TimerQueue::id poll_timer_ = 0;
   TimerQueue::id retry_timer_ = 0;
