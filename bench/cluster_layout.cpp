@@ -121,6 +121,7 @@ std::string cluster_layout::name_on(const std::string& base, std::size_t master)
 warden::Config node_config(const warden::Config& config, const std::string& host, std::uint16_t port) {
   warden::Config node = config;
   node.cluster = {};
+  node.sentinel = {};
   node.unix_socket.clear();
   node.host = host;
   node.port = port;

@@ -44,7 +44,7 @@ class cluster_layout {
 };
 
 // `config` pointed at one node: its credentials and timeouts, that node's
-// address, and no cluster seeds, for the bench's blocking connections and for
+// address, and no cluster seeds or sentinels, for the bench's blocking connections and for
 // redis-benchmark.
 warden::Config node_config(const warden::Config& config, const std::string& host, std::uint16_t port);
 
