@@ -55,8 +55,12 @@ class hiredis_loop {
   // SCRIPT LOAD, checks the server names them by the SHA1 warden sends in
   // EVALSHA, and runs a few untimed pairs so the first timed one finds a warm
   // connection and script cache. `lock_name` is the lock the loop takes (a
-  // name no scenario uses). Throws std::runtime_error.
-  hiredis_loop(const warden::Config& config, std::string lock_name);
+  // name no scenario uses); `publish_command` is the release script's last
+  // argument, the command it wakes waiters with: what warden sends to this
+  // server ("publish", or "spublish" on a cluster with shard channels).
+  // `config` names one server (its cluster seeds are not used). Throws
+  // std::runtime_error.
+  hiredis_loop(const warden::Config& config, std::string lock_name, std::string publish_command = "publish");
 
   // The argument vectors point into the object's own strings.
   hiredis_loop(const hiredis_loop&) = delete;

@@ -20,6 +20,7 @@
 #include <warden/warden.hpp>
 
 #include "hiredis_loop.hpp"
+#include "lock/keys.hpp"
 #include "lock_kinds.hpp"
 #include "options.hpp"
 #include "records.hpp"
@@ -28,6 +29,7 @@
 #include "report.hpp"
 #include "scenario.hpp"
 #include "server.hpp"
+#include "target.hpp"
 
 namespace warden_bench {
 
@@ -72,20 +74,6 @@ class log_sink {
   std::vector<std::string> first_;
 };
 
-std::string server_version(const warden::Config& config) {
-  try {
-    auto connection = redis_sync::connect(config, std::chrono::seconds(5));
-    const std::string info = connection.command({"INFO", "server"});
-    const std::string_view key = "redis_version:";
-    const auto at = info.find(key);
-    if (at == std::string::npos) return "unknown version";
-    const auto end = info.find_first_of("\r\n", at);
-    return info.substr(at + key.size(), end - at - key.size());
-  } catch (const std::exception& e) {
-    return fmt::format("version unknown: {}", e.what());
-  }
-}
-
 // The 1-, 5- and 15-minute load averages ("0.12 0.30 0.25"), or "" where
 // /proc is not there. Other work on the machine steals CPU from the client
 // threads and the server alike; the report shows it so a noisy run can be told
@@ -99,24 +87,31 @@ std::string load_average() {
   return n == 3 ? fmt::format("{:.2f} {:.2f} {:.2f}", one, five, fifteen) : std::string();
 }
 
-// Cumulative user + system CPU seconds of the server, from INFO cpu; -1 when
-// unavailable. Its own connection, so sampling costs one round trip and never
-// touches warden's connections.
+// Cumulative user + system CPU seconds of the servers (INFO cpu), summed; -1
+// when any of them cannot tell. Its own connections, so sampling costs one
+// round trip per server and never touches warden's connections.
 class server_cpu_probe {
  public:
-  explicit server_cpu_probe(const warden::Config& config) {
+  explicit server_cpu_probe(const std::vector<warden::Config>& servers) {
     try {
-      connection_ = std::make_unique<redis_sync>(redis_sync::connect(config, std::chrono::seconds(5)));
+      for (const auto& server : servers) {
+        connections_.push_back(redis_sync::connect(server, std::chrono::seconds(5)));
+      }
     } catch (const std::exception&) {
       // No probe: the report says n/a for server CPU.
+      connections_.clear();
     }
   }
 
   double operator()() {
-    if (!connection_) return -1;
+    if (connections_.empty()) return -1;
     try {
-      const std::string info = connection_->command({"INFO", "cpu"});
-      return field(info, "used_cpu_sys:") + field(info, "used_cpu_user:");
+      double total = 0;
+      for (auto& connection : connections_) {
+        const std::string info = connection.command({"INFO", "cpu"});
+        total += field(info, "used_cpu_sys:") + field(info, "used_cpu_user:");
+      }
+      return total;
     } catch (const std::exception&) {
       return -1;
     }
@@ -129,33 +124,37 @@ class server_cpu_probe {
     return std::strtod(info.c_str() + at + key.size(), nullptr);
   }
 
-  std::unique_ptr<redis_sync> connection_;
+  std::vector<redis_sync> connections_;
 };
 
 // Calls per command from INFO commandstats ("cmdstat_evalsha:calls=12,..."
-// → {"evalsha", 12}); empty when unavailable. Its own connection, like the
-// CPU probe.
+// → {"evalsha", 12}), summed over the servers; empty when unavailable. Its
+// own connections, like the CPU probe.
 class server_commands_probe {
  public:
-  explicit server_commands_probe(const warden::Config& config) {
+  explicit server_commands_probe(const std::vector<warden::Config>& servers) {
     try {
-      connection_ = std::make_unique<redis_sync>(redis_sync::connect(config, std::chrono::seconds(5)));
+      for (const auto& server : servers) {
+        connections_.push_back(redis_sync::connect(server, std::chrono::seconds(5)));
+      }
     } catch (const std::exception&) {
       // No probe: the report says n/a for commands per pair.
+      connections_.clear();
     }
   }
 
   std::map<std::string, std::uint64_t> operator()() {
     std::map<std::string, std::uint64_t> calls;
-    if (!connection_) return calls;
     try {
-      const std::string info = connection_->command({"INFO", "commandstats"});
-      const std::string_view prefix = "cmdstat_", key = ":calls=";
-      for (std::size_t at = info.find(prefix); at != std::string::npos; at = info.find(prefix, at + 1)) {
-        const auto colon = info.find(key, at);
-        if (colon == std::string::npos) break;
-        calls[info.substr(at + prefix.size(), colon - at - prefix.size())] =
-            std::strtoull(info.c_str() + colon + key.size(), nullptr, 10);
+      for (auto& connection : connections_) {
+        const std::string info = connection.command({"INFO", "commandstats"});
+        const std::string_view prefix = "cmdstat_", key = ":calls=";
+        for (std::size_t at = info.find(prefix); at != std::string::npos; at = info.find(prefix, at + 1)) {
+          const auto colon = info.find(key, at);
+          if (colon == std::string::npos) break;
+          calls[info.substr(at + prefix.size(), colon - at - prefix.size())] +=
+              std::strtoull(info.c_str() + colon + key.size(), nullptr, 10);
+        }
       }
     } catch (const std::exception&) {
       calls.clear();
@@ -164,7 +163,7 @@ class server_commands_probe {
   }
 
  private:
-  std::unique_ptr<redis_sync> connection_;
+  std::vector<redis_sync> connections_;
 };
 
 struct file_closer {
@@ -210,6 +209,46 @@ std::vector<scenario_spec> plan(const options& opts, std::vector<std::string>& n
   return specs;
 }
 
+// What a reader of a cluster run must know: where the locks were put, how
+// the yardsticks relate to them, what the server figures add up.
+void cluster_notes(const bench_target& target, const std::vector<scenario_spec>& specs,
+                   const std::string& loop_publish, std::vector<std::string>& notes) {
+  namespace keys = warden::detail::keys;
+  const auto& layout = *target.layout;
+  const std::size_t masters = layout.masters().size();
+  std::string spread;
+  for (const auto& spec : specs) {
+    if (spec.locks < 2) continue;
+    std::vector<unsigned> per_master(masters, 0);
+    for (const auto& name : spec.lock_names) ++per_master[layout.master_of_slot(keys::slot(name))];
+    std::string counts;
+    for (unsigned n : per_master) counts += fmt::format("{}{}", counts.empty() ? "" : " / ", n);
+    spread += fmt::format("; {}'s {} locks: lock i on master i mod {} ({} per master)", spec.name, spec.locks,
+                          masters, counts);
+  }
+  notes.push_back(fmt::format(
+      "Cluster: lock names are picked by slot (warden's detail::keys::slot; a name whose slot another master "
+      "serves gets a \"~n\" suffix). The one-lock scenarios' lock, the plain-hiredis loop's lock and the "
+      "1-connection bound's key live on master 0 ({}){}.",
+      target.home_address, spread));
+  notes.push_back(
+      "Cluster: every scenario makes sense here and none is skipped. S1, S2 and P1 take one lock, so one master does their "
+      "work as a single server would, but through warden's cluster routing and its pub/sub mode; S3 works every "
+      "master. S1 and P1 ÷ the loop set one node against one node; S3 ÷ the loop sets all the masters against one, "
+      "and S3 ÷ the 8-connection bound sets them against redis-benchmark --cluster (its 8 connections spread over "
+      "the masters, a key on each via {tag}).");
+  notes.push_back(fmt::format(
+      "Cluster: the plain-hiredis loop ran on master 0 alone; its release script's publish command was \"{}\", "
+      "what warden sends there ({}).",
+      loop_publish, loop_publish == "spublish" ? "shard channels: waiters SSUBSCRIBE on the lock's master"
+                                               : "classic pub/sub, heard by every node"));
+  notes.push_back(fmt::format(
+      "Cluster: redis-server CPU and Redis commands are summed over the {} masters (INFO on each), so they include "
+      "the idle masters' cluster-bus upkeep and warden's slot-table reads (CLUSTER SLOTS, every 5 s and counted "
+      "under \"all\").",
+      masters));
+}
+
 int run(const options& opts) {
   install_server_cleanup_handlers();
 
@@ -227,34 +266,39 @@ int run(const options& opts) {
   report.cpus = std::thread::hardware_concurrency();
   report.load_at_start = load_average();
 
-  std::unique_ptr<redis_server> server;
-  warden::Config config;
-  if (opts.url) {
-    config = warden::Config::from_url(*opts.url);
-  } else {
-    fmt::print(stderr, "starting a throw-away redis-server...\n");
-    server = redis_server::start();
-    config.host = "127.0.0.1";
-    config.port = server->port();
-  }
-  const std::string version = server_version(config);
-  report.server = server ? fmt::format("{}:{} (throw-away redis-server {}, pid {})", config.host, config.port, version,
-                                       server->pid())
-                         : fmt::format("{}:{} (--url, redis-server {})", config.host, config.port, version);
+  bench_target target = open_target(opts);
+  warden::Config config = target.client;
+  report.server = target.description;
+  report.cluster = target.is_cluster();
 
   // Unique per run, so a shared server's leftovers (or another bench running
   // against it) cannot hold our locks.
   const std::string key_prefix = fmt::format("warden-bench:{}.{:x}:", ::getpid(), now_ns() & 0xffffff);
 
-  // The bound first, on an idle server.
-  const std::string bound_key = key_prefix + "bound";
+  // The bound first, on an idle server. On a cluster the 1-connection bound
+  // runs on home with a key home serves, like S1; the 8-connection one in
+  // redis-benchmark's cluster mode over every master, like S3.
+  const std::string bound_key = target.place(key_prefix + "bound", 0);
   try {
-    const std::string sha = load_bound_script(config);
+    std::string sha;
+    for (const auto& server : target.servers) sha = load_bound_script(server);
     fmt::print(stderr, "measuring the bound: redis-benchmark -c 1...\n");
-    report.bound_single = measure_bound(config, sha, bound_key, 1, opts.duration_s);
-    fmt::print(stderr, "measuring the bound: redis-benchmark -c {}...\n", contended_threads);
-    report.bound_eight = measure_bound(config, sha, bound_key, contended_threads, opts.duration_s);
-    redis_sync::connect(config, std::chrono::seconds(5)).command({"DEL", bound_key});
+    report.bound_single = measure_bound(target.home, sha, bound_key, 1, opts.duration_s);
+    report.bound_single.where = target.home_address;
+    fmt::print(stderr, "measuring the bound: redis-benchmark{} -c {}...\n", target.is_cluster() ? " --cluster" : "",
+               contended_threads);
+    if (target.is_cluster()) {
+      // redis-benchmark puts a tag of each connection's master in place of
+      // "{tag}". Those keys are left to expire: the script's PEXPIRE gives
+      // them 30 s.
+      report.bound_eight = measure_bound(target.home, sha, key_prefix + "bound:{tag}", contended_threads,
+                                         opts.duration_s, /*cluster=*/true);
+      report.bound_eight.where = fmt::format("{} masters (redis-benchmark --cluster)", target.servers.size());
+    } else {
+      report.bound_eight = measure_bound(target.home, sha, bound_key, contended_threads, opts.duration_s);
+      report.bound_eight.where = target.home_address;
+    }
+    redis_sync::connect(target.home, std::chrono::seconds(5)).command({"DEL", bound_key});
   } catch (const std::exception& e) {
     report.bound_single.error = report.bound_eight.error = fmt::format("SCRIPT LOAD failed: {}", e.what());
   }
@@ -266,12 +310,15 @@ int run(const options& opts) {
 
   // The plain-hiredis loop next, before warden's Client exists: no warden
   // thread can then run (or spin) while the loop's CPU is counted.
-  auto probe = std::make_shared<server_cpu_probe>(config);
+  auto probe = std::make_shared<server_cpu_probe>(target.servers);
   auto server_cpu = [probe] { return (*probe)(); };
   report.pace_ms = static_cast<double>(pace.count());
+  report.loop_where = target.home_address;
   const std::chrono::duration<double> duration(opts.duration_s);
+  std::string loop_publish = "publish";
   try {
-    hiredis_loop loop(config, key_prefix + "loop:0");
+    loop_publish = target.publish_command();
+    hiredis_loop loop(target.home, target.place(key_prefix + "loop:0", 0), loop_publish);
     report.loopback_rtt = loop.ping_round_trip(rtt_samples);
     fmt::print(stderr, "running the plain-hiredis loop for {:g} s...\n", opts.duration_s);
     report.loop = loop.run(duration, std::chrono::nanoseconds::zero(), server_cpu);
@@ -300,7 +347,16 @@ int run(const options& opts) {
     }
   }
 
-  const std::vector<scenario_spec> specs = plan(opts, report.notes);
+  std::vector<scenario_spec> specs = plan(opts, report.notes);
+  // On a cluster, lock i of every scenario goes on master i mod masters: the
+  // one-lock scenarios on home, S3's 64 locks over all the masters.
+  if (target.is_cluster()) {
+    for (auto& spec : specs) {
+      for (unsigned i = 0; i < spec.locks; ++i) {
+        spec.lock_names.push_back(target.place(fmt::format("{}{}:{}", key_prefix, spec.name, i), i));
+      }
+    }
+  }
 
   auto sink = std::make_shared<log_sink>();
   config.logger = [sink](warden::log_level level, std::string_view message) {
@@ -312,7 +368,7 @@ int run(const options& opts) {
   settings.key_prefix = key_prefix;
   settings.hang_grace_s = 60;
   settings.server_cpu_s = server_cpu;
-  auto commands_probe = std::make_shared<server_commands_probe>(config);
+  auto commands_probe = std::make_shared<server_commands_probe>(target.servers);
   settings.server_commands = [commands_probe] { return (*commands_probe)(); };
   settings.on_hang = [&records] {
     if (records) std::fflush(records.get());
@@ -324,13 +380,19 @@ int run(const options& opts) {
   };
 
   // Connects, loads warden's scripts and subscribes once, so that cost lands
-  // in no scenario's figures.
+  // in no scenario's figures; on a cluster, once on every master (one lock on
+  // each, taken in turn).
   {
     run_settings warm = settings;
     warm.duration_s = 0.3;
     fmt::print(stderr, "warming up...\n");
-    const scenario_result w = run_scenario(
-        client, {"warm-up", "1 thread, 1 lock", 1, 1, bound_kind::single_connection, make_plain_lock}, warm);
+    const auto servers = static_cast<unsigned>(target.servers.size());
+    scenario_spec spec{"warm-up", "1 thread, a lock per server", 1, servers, bound_kind::single_connection,
+                       make_plain_lock};
+    for (unsigned i = 0; target.is_cluster() && i < servers; ++i) {
+      spec.lock_names.push_back(target.place(fmt::format("{}warm-up:{}", key_prefix, i), i));
+    }
+    const scenario_result w = run_scenario(client, spec, warm);
     if (w.acquisitions == 0) {
       fmt::print(stderr, "warden-bench: warm-up could not take a single lock: {}\n", w.first_error);
       return 1;
@@ -350,12 +412,15 @@ int run(const options& opts) {
     failed = failed || r.violations() != 0 || r.lock_errors + r.unlock_errors != 0;
   }
   for (auto& line : sink->note()) report.notes.push_back(std::move(line));
-  if (report.cpus < contended_threads + 2) {
+  if (report.cpus < contended_threads + 1 + target.servers.size()) {
     report.notes.push_back(fmt::format(
-        "{} CPUs are shared by the {} worker threads, warden's I/O thread and redis-server (and by redis-benchmark "
+        "{} CPUs are shared by the {} worker threads, warden's I/O thread and {} (and by redis-benchmark "
         "while the bound is measured), so the 8-thread figures include CPU contention on the client side.",
-        report.cpus, contended_threads));
+        report.cpus, contended_threads,
+        target.is_cluster() ? fmt::format("the {} redis-servers of the cluster", target.servers.size())
+                            : std::string("redis-server")));
   }
+  if (target.is_cluster()) cluster_notes(target, specs, loop_publish, report.notes);
   report.notes.push_back(
       "The critical section is empty (`lock(); unlock();`). The occupied-flag check catches overlaps inside it; "
       "the timestamp check catches any entry before the previous holder's unlock() began.");
@@ -369,7 +434,8 @@ int run(const options& opts) {
   report.notes.push_back(
       "The plain-hiredis loop sends what warden sends for a plain Lock taken without a lease: EVALSHA lock_acquire "
       "(KEYS lock, attempt cancel mark; ARGV watchdog lease, owner) and EVALSHA lock_release (KEYS lock, unlock "
-      "channel, unlock latch; ARGV \"0\", lease, owner, latch TTL), with fresh 32-hex-digit ids per call, and "
+      "channel, unlock latch; ARGV \"0\", lease, owner, latch TTL, publish command), with fresh 32-hex-digit ids "
+      "per call, and "
       "checks every acquire answered nil and every release 1. It runs before warden's Client is created, so its "
       "client CPU (the process's) is the loop thread's alone.");
   if (selected(opts, "P1")) {

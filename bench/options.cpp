@@ -72,6 +72,9 @@ options parse_options(int argc, char** argv) {
       opts.scenarios = parse_scenarios(value());
     } else if (arg == "--records") {
       opts.records_path = value();
+    } else if (arg == "--cluster") {
+      no_value();
+      opts.cluster = true;
     } else if (arg == "--fair") {
       no_value();
       opts.fair = true;
@@ -84,6 +87,9 @@ options parse_options(int argc, char** argv) {
     } else {
       throw usage_error(fmt::format("unknown option '{}'", arg));
     }
+  }
+  if (opts.cluster && opts.url) {
+    throw usage_error("--cluster starts a throw-away cluster; for an existing one give --url redis+cluster://... alone");
   }
   return opts;
 }
@@ -136,6 +142,11 @@ Options:
                       use this server. Default: start a throw-away redis-server
                       on a free loopback port (--save "" --appendonly no) and
                       stop it (by pid) at exit
+  --url redis+cluster://[[user]:password@]host1:port1,host2:port2[,...][/]
+                      use this Redis Cluster (see Cluster below)
+  --cluster           start a throw-away Redis Cluster of 3 masters (no
+                      replicas) on free loopback ports instead of one server,
+                      slots split evenly, and stop its nodes (by pid) at exit
   --duration SECONDS  length of each scenario, of each plain-hiredis loop run
                       and of each redis-benchmark run (default 5)
   --scenarios LIST    comma-separated subset of S1,S2,S3,P1 (default all);
@@ -151,6 +162,17 @@ Options:
                       its takeover wait and commands per acquisition with
                       S2's pub/sub Lock
   --help              this text
+
+Cluster (--cluster or a redis+cluster:// URL): every scenario runs, all
+threads sharing one cluster Client. Lock names are picked by slot: the lock of
+S1, S2 and P1 lives on master 0 (the one serving slot 0), and S3's lock i on
+master i mod the number of masters, so S3 works all of them. The
+plain-hiredis loop and the 1-connection bound run on master 0 alone, with a
+lock (a key) it serves, so S1 is compared with one node doing the same work;
+the loop's release sends the publish command warden uses there (SPUBLISH with
+shard channels). The 8-connection bound is redis-benchmark --cluster, its
+connections spread over the masters, a key on each. Server CPU and commands
+per pair are summed over the masters.
 
 Exit status: 0 finished (targets may still be MISS), 1 mutual-exclusion
 violations, lock errors or a bad reply in the plain-hiredis loop, 2 bad usage

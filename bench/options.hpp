@@ -11,6 +11,7 @@ namespace warden_bench {
 
 struct options {
   std::optional<std::string> url;                        // --url; unset: start a throw-away redis-server
+  bool cluster = false;                                  // --cluster: start a throw-away cluster instead
   double duration_s = 5;                                 // --duration, per scenario
   std::vector<std::string> scenarios{"S1", "S2", "S3", "P1"};  // --scenarios, in the order given
   std::optional<std::string> records_path;               // --records

@@ -58,7 +58,7 @@ std::optional<double> to_double(const std::string& text) {
 // ("test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",
 // "p95_latency_ms","p99_latency_ms","max_latency_ms") and one line per test.
 bound_result run_once(const std::string& binary, const warden::Config& server, const std::string& sha,
-                      const std::string& key, unsigned connections, std::uint64_t requests) {
+                      const std::string& key, unsigned connections, std::uint64_t requests, bool cluster) {
   std::vector<std::string> argv = {binary,
                                    "-h",
                                    server.host,
@@ -69,6 +69,7 @@ bound_result run_once(const std::string& binary, const warden::Config& server, c
                                    "-n",
                                    std::to_string(requests),
                                    "--csv"};
+  if (cluster) argv.push_back("--cluster");
   if (!server.password.empty()) {
     if (!server.username.empty()) {
       argv.push_back("--user");
@@ -112,7 +113,7 @@ bound_result run_once(const std::string& binary, const warden::Config& server, c
 }  // namespace
 
 bound_result measure_bound(const warden::Config& server, const std::string& sha, const std::string& key,
-                           unsigned connections, double seconds) {
+                           unsigned connections, double seconds, bool cluster) {
   const auto binary = find_on_path("redis-benchmark");
   if (!binary) {
     bound_result missing;
@@ -124,11 +125,11 @@ bound_result measure_bound(const warden::Config& server, const std::string& sha,
   // requests per connection (a fraction of a second) tells how many make
   // `seconds`; floors keep percentiles meaningful on slow servers, the cap
   // keeps a mistyped --duration from running for hours.
-  const bound_result calibration = run_once(*binary, server, sha, key, connections, 2'000ull * connections);
+  const bound_result calibration = run_once(*binary, server, sha, key, connections, 2'000ull * connections, cluster);
   if (!calibration.ok) return calibration;
   const double wanted = calibration.ops_per_s * seconds;
   const auto requests = static_cast<std::uint64_t>(std::clamp(wanted, 10'000.0, 50'000'000.0));
-  return run_once(*binary, server, sha, key, connections, requests);
+  return run_once(*binary, server, sha, key, connections, requests, cluster);
 }
 
 }  // namespace warden_bench

@@ -18,6 +18,7 @@ struct bound_result {
   double p50_ms = 0;           // per-call latency as redis-benchmark reports it
   double p99_ms = 0;
   std::string error;  // why ok is false
+  std::string where;  // the server(s) it ran on, for the report
 
   // A lock+unlock pair costs two script calls, so this is the most pairs per
   // second the same server and connection count could possibly reach.
@@ -36,7 +37,12 @@ std::string load_bound_script(const warden::Config& server);
 // EVALSHA <sha> 1 <key> field 30000. A short calibrating run first sizes -n so
 // the measuring run takes about `seconds`. Never throws: failures come back
 // with ok == false and the tool's output in `error`.
+//
+// `cluster`: `server` is one node of a cluster and redis-benchmark runs in
+// its cluster mode, spreading the connections over the masters; `key` must
+// then contain "{tag}", which it replaces with a hash tag each connection's
+// master serves. The script must be loaded on every master.
 bound_result measure_bound(const warden::Config& server, const std::string& sha, const std::string& key,
-                           unsigned connections, double seconds);
+                           unsigned connections, double seconds, bool cluster = false);
 
 }  // namespace warden_bench

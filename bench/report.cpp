@@ -70,15 +70,17 @@ std::string ratio(double value, double reference) {
 
 void print_bound_table(std::FILE* out, const report_input& in) {
   fmt::print(out, "## Bound: redis-benchmark, EVALSHA of HINCRBY + PEXPIRE on one key\n\n");
-  fmt::print(out, "| connections | requests | ops/s | latency p50 / p99 | bound in pairs/s (ops/s ÷ 2) |\n");
-  fmt::print(out, "|---|--:|--:|--:|--:|\n");
+  fmt::print(out, "| connections | on | requests | ops/s | latency p50 / p99 | bound in pairs/s (ops/s ÷ 2) |\n");
+  fmt::print(out, "|---|---|--:|--:|--:|--:|\n");
   for (const bound_result* b : {&in.bound_single, &in.bound_eight}) {
+    const std::string where = b->where.empty() ? std::string("n/a") : b->where;
     if (b->ok) {
-      fmt::print(out, "| {} (-c {}) | {} | {} | {:.3f} ms / {:.3f} ms | {} |\n", b->connections, b->connections,
-                 group_thousands(b->requests), format_rate(b->ops_per_s), b->p50_ms, b->p99_ms,
+      fmt::print(out, "| {} (-c {}) | {} | {} | {} | {:.3f} ms / {:.3f} ms | {} |\n", b->connections, b->connections,
+                 where, group_thousands(b->requests), format_rate(b->ops_per_s), b->p50_ms, b->p99_ms,
                  format_rate(b->pairs_per_s()));
     } else {
-      fmt::print(out, "| {} (-c {}) | n/a | n/a | n/a | n/a (failed, see notes) |\n", b->connections, b->connections);
+      fmt::print(out, "| {} (-c {}) | {} | n/a | n/a | n/a | n/a (failed, see notes) |\n", b->connections,
+                 b->connections, where);
     }
   }
   fmt::print(out, "\n");
@@ -204,7 +206,8 @@ const scenario_result* find(const report_input& in, const char* name) {
 void print_loop_table(std::FILE* out, const report_input& in) {
   fmt::print(out,
              "## Plain-hiredis loop: warden's lock_acquire + lock_release scripts (EVALSHA, warden's keys and "
-             "arguments), one blocking connection, one thread\n\n");
+             "arguments), one blocking connection to {}, one thread\n\n",
+             in.loop_where.empty() ? std::string("the server") : in.loop_where);
   fmt::print(out,
              "| run | window | pairs | pairs/s | pair latency p50 / p99 | client CPU per pair: process / loop thread "
              "| redis-server CPU per pair | CPU busy: process / redis-server (cores) |\n");
@@ -372,7 +375,7 @@ void print_targets(std::FILE* out, const report_input& in) {
 
 void print_report(std::FILE* out, const report_input& in) {
   fmt::print(out, "# warden-bench\n\n");
-  fmt::print(out, "- server: {}\n", in.server);
+  fmt::print(out, "- {}: {}\n", in.cluster ? "cluster" : "server", in.server);
 #ifdef NDEBUG
   const char* build = "optimised (NDEBUG)";
 #else

@@ -14,6 +14,8 @@ namespace warden_bench {
 
 struct report_input {
   std::string server;  // where the run went, e.g. "127.0.0.1:40123 (throw-away redis-server 7.0.15, pid 812)"
+  bool cluster = false;    // server describes a Redis Cluster
+  std::string loop_where;  // "host:port" the plain-hiredis loop ran on
   double duration_s = 0;
   unsigned cpus = 0;
   std::string load_at_start;  // /proc/loadavg before the bound and after the last scenario; "" if unknown

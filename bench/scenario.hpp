@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <warden/client.hpp>
 
@@ -31,6 +32,9 @@ struct scenario_spec {
   // Zero: pairs back to back. Otherwise each worker starts a pair on every
   // tick of this period (see pacer.hpp) and sleeps in between.
   std::chrono::nanoseconds pace{0};
+  // The full names of the locks, one per lock, when the run places them (on a
+  // cluster: on chosen masters). Empty: "<key prefix><name>:<index>".
+  std::vector<std::string> lock_names{};
 };
 
 struct run_settings {

@@ -33,20 +33,44 @@ namespace warden_bench {
 
 namespace {
 
-// The pid the signal handlers must stop; 0 when no server runs. An atomic of a
-// lock-free type is one of the few things a signal handler may read.
-std::atomic<pid_t> registered_pid{0};
+// The servers the signal handlers must stop: a single server, or the nodes of
+// a cluster. An entry is claimed and released by the main thread only; its
+// paths are written before its pid is set, and the handlers read them only
+// while it is. An atomic of a lock-free type is one of the few things a signal
+// handler may read, and fixed buffers let it remove the files with
+// async-signal-safe calls only.
+struct registration {
+  std::atomic<pid_t> pid{0};
+  bool claimed = false;
+  char dir[PATH_MAX];
+  char log[PATH_MAX];
+  char nodes_conf[PATH_MAX];  // "" unless a cluster node
+};
 static_assert(std::atomic<pid_t>::is_always_lock_free);
 
-// The server's temporary directory and log, in fixed buffers so the signal
-// handler can remove them with async-signal-safe calls only. Written before
-// registered_pid is set, read only while it is.
-char registered_dir[PATH_MAX];
-char registered_log[PATH_MAX];
+// Enough for the 3 masters of --cluster and a few more.
+constexpr int max_servers = 8;
+registration registry[max_servers];
 
-void remove_registered_files() noexcept {
-  ::unlink(registered_log);
-  ::rmdir(registered_dir);
+int claim_registration() {
+  for (int i = 0; i < max_servers; ++i) {
+    if (!registry[i].claimed) {
+      registry[i].claimed = true;
+      return i;
+    }
+  }
+  throw std::runtime_error(fmt::format("more than {} throw-away redis-servers at once", max_servers));
+}
+
+void remove_registered_files(const registration& r) noexcept {
+  ::unlink(r.log);
+  if (r.nodes_conf[0] != '\0') ::unlink(r.nodes_conf);
+  ::rmdir(r.dir);
+}
+
+void copy_path(char (&to)[PATH_MAX], const std::string& from) {
+  if (from.size() >= PATH_MAX) throw std::runtime_error("temporary path too long");
+  std::strcpy(to, from.c_str());
 }
 
 // Asks the kernel for a free port by binding to port 0. The socket is closed
@@ -85,10 +109,12 @@ bool reap_if_exited(pid_t pid) {
 }
 
 void on_fatal_signal(int sig) {
-  const pid_t pid = registered_pid.load();
-  if (pid > 0) {
-    ::kill(pid, SIGTERM);
-    remove_registered_files();
+  for (const registration& r : registry) {
+    const pid_t pid = r.pid.load();
+    if (pid > 0) {
+      ::kill(pid, SIGTERM);
+      remove_registered_files(r);
+    }
   }
   // Die of the same signal, so the parent shell sees what happened.
   std::signal(sig, SIG_DFL);
@@ -105,15 +131,20 @@ void install_server_cleanup_handlers() {
 }
 
 void kill_server_now() noexcept {
-  const pid_t pid = registered_pid.exchange(0);
-  if (pid > 0) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    remove_registered_files();
+  // Every server gets its signal before the bench waits for any of them.
+  pid_t pids[max_servers] = {};
+  for (int i = 0; i < max_servers; ++i) {
+    pids[i] = registry[i].pid.exchange(0);
+    if (pids[i] > 0) ::kill(pids[i], SIGKILL);
+  }
+  for (int i = 0; i < max_servers; ++i) {
+    if (pids[i] <= 0) continue;
+    ::waitpid(pids[i], nullptr, 0);
+    remove_registered_files(registry[i]);
   }
 }
 
-std::unique_ptr<redis_server> redis_server::start() {
+std::unique_ptr<redis_server> redis_server::start(bool cluster_node) {
   const auto binary = find_on_path("redis-server");
   if (!binary) throw std::runtime_error("redis-server not found on PATH (or pass --url)");
 
@@ -124,15 +155,22 @@ std::unique_ptr<redis_server> redis_server::start() {
   }
   server->dir_ = dir_template;
   server->log_path_ = server->dir_ + "/redis-server.log";
-  if (server->log_path_.size() >= PATH_MAX) throw std::runtime_error("temporary path too long");
-  std::strcpy(registered_dir, server->dir_.c_str());
-  std::strcpy(registered_log, server->log_path_.c_str());
+  if (cluster_node) server->nodes_conf_path_ = server->dir_ + "/nodes.conf";
+  server->registration_ = claim_registration();
+  registration& entry = registry[server->registration_];
+  copy_path(entry.dir, server->dir_);
+  copy_path(entry.log, server->log_path_);
+  copy_path(entry.nodes_conf, server->nodes_conf_path_);
 
   constexpr int attempts = 5;
   std::string last_log;
   for (int attempt = 1; attempt <= attempts; ++attempt) {
     const std::uint16_t port = pick_free_port();
     const std::string port_text = std::to_string(port);
+    std::uint16_t cluster_port = 0;
+    // The kernel hands out ports in turn, so two picks in a row differ; the
+    // loop is only a guard.
+    while (cluster_node && (cluster_port == 0 || cluster_port == port)) cluster_port = pick_free_port();
     // Everything the child needs is built before fork(): between fork and exec
     // only async-signal-safe calls are allowed.
     std::vector<std::string> args = {
@@ -144,6 +182,13 @@ std::unique_ptr<redis_server> redis_server::start() {
         "--dir", server->dir_,
         "--daemonize", "no",   // stay our child, so the pid we hold is the server's
     };
+    if (cluster_node) {
+      for (const std::string& a : {std::string("--cluster-enabled"), std::string("yes"),
+                                   std::string("--cluster-config-file"), server->nodes_conf_path_,
+                                   std::string("--cluster-port"), std::to_string(cluster_port)}) {
+        args.push_back(a);
+      }
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -172,7 +217,8 @@ std::unique_ptr<redis_server> redis_server::start() {
     (void)parent;
     server->pid_ = pid;
     server->port_ = port;
-    registered_pid.store(pid);
+    server->cluster_port_ = cluster_port;
+    entry.pid.store(pid);
 
     warden::Config probe;
     probe.host = "127.0.0.1";
@@ -195,8 +241,8 @@ std::unique_ptr<redis_server> redis_server::start() {
     last_log = read_file(server->log_path_);
     if (exited) {
       server->pid_ = -1;
-      registered_pid.store(0);
-      // Lost the race for the port: pick another. Any other failure would
+      entry.pid.store(0);
+      // Lost the race for a port: pick others. Any other failure would
       // repeat on every port.
       if (last_log.find("Address already in use") != std::string::npos) continue;
       break;
@@ -221,13 +267,19 @@ void redis_server::stop() noexcept {
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, nullptr, 0);
     }
-    registered_pid.store(0);
     pid_ = -1;
   }
+  if (registration_ >= 0) {
+    registry[registration_].pid.store(0);
+    registry[registration_].claimed = false;
+    registration_ = -1;
+  }
   if (!dir_.empty()) {
-    // Persistence is off, so the log is the only file; dump.rdb is removed in
-    // case a server configured elsewhere wrote one on shutdown anyway.
+    // Persistence is off, so the log (and a cluster node's nodes.conf) are
+    // the only files; dump.rdb is removed in case a server configured
+    // elsewhere wrote one on shutdown anyway.
     ::unlink(log_path_.c_str());
+    if (!nodes_conf_path_.empty()) ::unlink(nodes_conf_path_.c_str());
     ::unlink((dir_ + "/dump.rdb").c_str());
     ::rmdir(dir_.c_str());
     dir_.clear();

@@ -1,4 +1,5 @@
-// warden-bench: the throw-away redis-server used when no --url is given.
+// warden-bench: the throw-away redis-server (or cluster node) used when no
+// --url is given.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +17,13 @@ namespace warden_bench {
 class redis_server {
  public:
   // Starts redis-server (found on PATH) and waits until it answers PING.
-  // Retries with another port if the chosen one was taken in the meantime.
+  // Retries with other ports if a chosen one was taken in the meantime.
   // Throws std::runtime_error with the server's log when it will not start.
-  static std::unique_ptr<redis_server> start();
+  // `cluster_node`: cluster-enabled, with its nodes.conf in the private
+  // directory and its cluster bus on a free port of its own (the default,
+  // port + 10000, may be taken or past 65535); it serves no slot until it is
+  // given some (see bench_cluster).
+  static std::unique_ptr<redis_server> start(bool cluster_node = false);
 
   ~redis_server() { stop(); }
   redis_server(const redis_server&) = delete;
@@ -29,6 +34,7 @@ class redis_server {
   void stop() noexcept;
 
   std::uint16_t port() const noexcept { return port_; }
+  std::uint16_t cluster_port() const noexcept { return cluster_port_; }  // 0 unless a cluster node
   pid_t pid() const noexcept { return pid_; }
 
  private:
@@ -36,17 +42,21 @@ class redis_server {
 
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
+  std::uint16_t cluster_port_ = 0;
+  int registration_ = -1;  // this server's entry in the table the signal handlers read
   std::string dir_;       // private temporary directory (redis-server --dir)
   std::string log_path_;  // the child's stdout and stderr
+  std::string nodes_conf_path_;  // a cluster node's nodes.conf; "" otherwise
 };
 
-// Makes SIGINT, SIGTERM and SIGHUP stop the registered server (by pid) before
+// Makes SIGINT, SIGTERM and SIGHUP stop the running servers (by pid) before
 // the bench dies of them, so an interrupted run leaves no redis-server behind.
-// The child also gets PR_SET_PDEATHSIG, which covers SIGKILL of the bench.
+// Each child also gets PR_SET_PDEATHSIG, which covers SIGKILL of the bench.
 void install_server_cleanup_handlers();
 
-// Kills the running throw-away server, if any, without waiting: for exits that
-// cannot run destructors (a hung library thread that cannot be joined).
+// Kills the running throw-away servers, if any, without a clean shutdown: for
+// exits that cannot run destructors (a hung library thread that cannot be
+// joined).
 void kill_server_now() noexcept;
 
 }  // namespace warden_bench
