@@ -104,10 +104,10 @@ struct fault {
   std::vector<int> locks;  // master_kill: the locks whose slots the killed master served
 };
 
-// A cluster fault's view of the nodes, from CLUSTER NODES: who is master
-// now and which node replicates which.
+// Who is master now and which node replicates which, as each running node
+// says of itself (ROLE): another node's view may lag behind a failover.
 struct cluster_roles {
-  std::vector<int> masters;           // node indexes, masters not marked failed
+  std::vector<int> masters;           // node indexes
   std::map<int, int> replica_of;      // replica → its master
 };
 
@@ -150,6 +150,7 @@ class controller {
   void spawn_worker(int slot);
   void inject_faults(std::int64_t until);
   cluster_roles roles();
+  int owner_of(int slot);
   int random_master();
   std::vector<int> locks_on(int node);
   std::string node_text(int node);
@@ -174,11 +175,6 @@ class controller {
   std::int64_t stopped_during(long pid, std::int64_t start, std::int64_t end) const;
   void print_faults_near(std::int64_t from, std::int64_t to) const;
   void print_calls_before(const section& s) const;
-  // A server for the faults that hit one: a master, in a cluster.
-  RedisServer& random_server() {
-    if (in_cluster_) return cluster_->node(static_cast<std::size_t>(random_master()));
-    return *servers_[pick(servers_.size())];
-  }
   std::string server_text(const RedisServer& server) const { return "port " + std::to_string(server.port()); }
   std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(random_); }
 
@@ -313,13 +309,15 @@ void controller::fault_client_kill() {
 }
 
 void controller::fault_client_pause() {
-  RedisServer& server = random_server();
+  std::size_t index = in_cluster_ ? static_cast<std::size_t>(random_master()) : pick(servers_.size());
+  RedisServer& server = in_cluster_ ? cluster_->node(index) : *servers_[index];
+  std::string text = in_cluster_ ? node_text(static_cast<int>(index)) : "server " + std::to_string(index);
   long pause_ms = std::uniform_int_distribution<long>(200, 1500)(random_);
   RedisProbe probe(server);
   std::int64_t start = monotonic_ns();
   probe.command({"CLIENT", "PAUSE", std::to_string(pause_ms), "ALL"});
   std::this_thread::sleep_for(milliseconds{pause_ms});
-  note(start, "client_pause", server_text(server) + " " + std::to_string(pause_ms) + " ms");
+  note(start, "client_pause", text + " " + std::to_string(pause_ms) + " ms");
 }
 
 void controller::fault_debug_sleep() {
@@ -373,28 +371,45 @@ void controller::fault_kill_worker() {
 // ---- cluster faults
 
 cluster_roles controller::roles() {
-  std::map<std::string, int> index_of;
-  for (std::size_t i = 0; i < cluster_->size(); ++i) index_of[cluster_->node_id(i)] = static_cast<int>(i);
+  cluster_roles roles;
   for (std::size_t i = 0; i < cluster_->size(); ++i) {
     if (!cluster_->node(i).running()) continue;
     RedisProbe probe(cluster_->node(i));
-    ProbeReply nodes = probe.command({"CLUSTER", "NODES"});
-    if (nodes.is_error()) continue;
-    cluster_roles roles;
-    std::istringstream lines(nodes.str);
+    ProbeReply role = probe.command({"ROLE"});
+    if (role.is_error() || role.elements.empty()) continue;
+    if (role.elements[0].str == "master") roles.masters.push_back(static_cast<int>(i));
+    if (role.elements[0].str != "slave" || role.elements.size() < 3) continue;
+    for (std::size_t m = 0; m < cluster_->size(); ++m) {
+      if (std::to_string(cluster_->node(m).port()) == role.elements[2].str ||
+          cluster_->node(m).port() == role.elements[2].integer)
+        roles.replica_of[static_cast<int>(i)] = static_cast<int>(m);
+    }
+  }
+  return roles;
+}
+
+// The master that serves `slot` by its own word (CLUSTER NODES, its
+// "myself" line), -1 if none does.
+int controller::owner_of(int slot) {
+  for (int master : roles().masters) {
+    RedisProbe probe(cluster_->node(static_cast<std::size_t>(master)));
+    std::istringstream lines(probe.command({"CLUSTER", "NODES"}).str);
     for (std::string line; std::getline(lines, line);) {
       std::istringstream fields(line);
-      std::string id, address, flags, master;
-      if (!(fields >> id >> address >> flags >> master) || index_of.count(id) == 0) continue;
-      int node = index_of[id];
-      bool failed = flags.find("fail") != std::string::npos;
-      if (flags.find("master") != std::string::npos && !failed) roles.masters.push_back(node);
-      if (flags.find("slave") != std::string::npos && index_of.count(master) != 0) roles.replica_of[node] = index_of[master];
+      std::string id, address, flags, field;
+      fields >> id >> address >> flags;
+      if (flags.find("myself") == std::string::npos) continue;
+      for (int skip = 0; skip < 5; ++skip) fields >> field;  // master, ping, pong, epoch, link
+      while (fields >> field) {
+        if (field.empty() || field[0] == '[') continue;  // a slot migrating or importing
+        auto dash = field.find('-');
+        int first = std::atoi(field.c_str());
+        int last = dash == std::string::npos ? first : std::atoi(field.c_str() + dash + 1);
+        if (first <= slot && slot <= last) return master;
+      }
     }
-    std::sort(roles.masters.begin(), roles.masters.end());
-    return roles;
   }
-  throw std::runtime_error("no cluster node answered CLUSTER NODES");
+  return -1;
 }
 
 int controller::random_master() {
@@ -406,7 +421,7 @@ int controller::random_master() {
 std::vector<int> controller::locks_on(int node) {
   std::vector<int> locks;
   for (std::size_t i = 0; i < lock_names_.size(); ++i)
-    if (cluster_->master_of_slot(static_cast<std::uint16_t>(lock_slots_[i])) == node) locks.push_back(static_cast<int>(i));
+    if (owner_of(lock_slots_[i]) == node) locks.push_back(static_cast<int>(i));
   return locks;
 }
 
@@ -454,7 +469,7 @@ void controller::fault_slot_move() {
   int lock = static_cast<int>(pick(lock_names_.size()));
   const std::string& name = lock_names_[lock];
   const std::string slot = std::to_string(lock_slots_[lock]);
-  int source = cluster_->master_of_slot(static_cast<std::uint16_t>(lock_slots_[lock]));
+  int source = owner_of(lock_slots_[lock]);
   auto masters = roles().masters;
   masters.erase(std::remove(masters.begin(), masters.end(), source), masters.end());
   if (source < 0 || masters.empty()) throw std::runtime_error("slot move: no source or no other master for " + name);
@@ -630,7 +645,7 @@ void controller::sweep_fair_queues() {
   for (std::size_t i = 0; i < lock_names_.size(); ++i) {
     RedisServer* server = servers_.empty() ? nullptr : servers_[0].get();
     if (in_cluster_) {
-      int master = cluster_->master_of_slot(static_cast<std::uint16_t>(lock_slots_[i]));
+      int master = owner_of(lock_slots_[i]);
       if (master >= 0) server = &cluster_->node(static_cast<std::size_t>(master));
     }
     if (server == nullptr) continue;
