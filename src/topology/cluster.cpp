@@ -28,6 +28,15 @@ constexpr std::chrono::milliseconds troubled_refresh{250};
 // the next one is asked.
 constexpr std::chrono::milliseconds unconnected_answer{1'000};
 
+// How long a slot's owner learnt from a MOVED outranks slot tables that say
+// otherwise. The node that answered MOVED knew of the change; a table read
+// meanwhile may come from a node the cluster's gossip has not reached yet
+// (milliseconds after a failover or a resharding), and installing it would
+// send the slot's commands back, let go of the new owner and fail what was
+// sent there, in a loop that spends a command's redirections at once. Short,
+// because a MOVED that no table confirms may itself be old news.
+constexpr std::chrono::milliseconds moved_trust{1'000};
+
 std::string uncovered_text(const SlotMap& map) {
   auto ranges = map.uncovered();
   std::string out;
@@ -169,6 +178,7 @@ void Cluster::answered(const std::shared_ptr<Routed>& routed, const NodeAddress&
       case Redirects::Step::action::deliver:
         break;
       case Redirects::Step::action::resend:
+        if (!step.asking) learnt_moved(response.reply);
         if (options_.log) {
           options_.log(log_level::debug, fmt::format("warden: {}: {} answered {}; sending it to {}", label_,
                                                      from.to_string(), response.reply.str, step.to.to_string()));
@@ -262,7 +272,10 @@ std::shared_ptr<Node> Cluster::node_at(const NodeAddress& address) {
     if (closed_) return;
     // A shard subscription answered MOVED says where its slot went.
     if (auto redirect = redirect_of(refusal); redirect && classify(refusal) == reply_class::moved && map_) {
-      if (!redirect->host.empty()) map_->moved(redirect->slot, NodeAddress{redirect->host, redirect->port});
+      if (!redirect->host.empty()) {
+        map_->moved(redirect->slot, NodeAddress{redirect->host, redirect->port});
+        learnt_moved(refusal);
+      }
     }
     refresh_in(std::chrono::milliseconds{0});
   });
@@ -385,7 +398,36 @@ void Cluster::got_slots(SlotMap map, const NodeAddress& from) {
              });
 }
 
+void Cluster::learnt_moved(const Reply& reply) {
+  // The map has the new owner already (Redirects patched it): remember when.
+  auto redirect = redirect_of(reply);
+  if (!redirect || !map_) return;
+  if (const NodeAddress* owner = map_->master_of(redirect->slot)) moved_[redirect->slot] = {*owner, clock::now()};
+}
+
 void Cluster::install(SlotMap map) {
+  // A table that contradicts a recent MOVED is behind it for that slot: keep
+  // what the MOVED said, and read again soon (refresh_done()).
+  behind_ = false;
+  auto now = clock::now();
+  for (auto it = moved_.begin(); it != moved_.end();) {
+    const NodeAddress* owner = map.master_of(it->first);
+    if (now - it->second.at > moved_trust || (owner != nullptr && *owner == it->second.to)) {
+      it = moved_.erase(it);
+      continue;
+    }
+    if (options_.log) {
+      options_.log(log_level::debug,
+                   fmt::format("warden: {}: a slot table says slot {} is served by {}; a MOVED {} ms ago said {}: "
+                               "keeping that",
+                               label_, it->first, owner ? owner->to_string() : "nobody",
+                               std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.at).count(),
+                               it->second.to.to_string()));
+    }
+    map.moved(it->first, it->second.to);
+    behind_ = true;
+    ++it;
+  }
   map_ = std::move(map);
   failed_refreshes_ = 0;
   refresh_error_ = {};
@@ -459,7 +501,7 @@ void Cluster::refresh_done() {
     refresh_again_ = false;
     return refresh_in(std::chrono::milliseconds{0});
   }
-  bool troubled = false;
+  bool troubled = behind_;
   for (const auto& [address, node] : nodes_) troubled = troubled || !node->commands().ready();
   refresh_in(troubled ? std::min(troubled_refresh, config_.refresh_interval) : config_.refresh_interval);
 }

@@ -55,6 +55,9 @@ class Cluster final : public Topology {
   std::shared_ptr<Node> node_at(const NodeAddress& address);
   void node_event(const ConnectionEvent& event);
 
+  // A MOVED (`reply`) patched the table: keep its word over tables read in
+  // the next moments (see moved_trust in cluster.cpp).
+  void learnt_moved(const Reply& reply);
   // Reads the slot table again `after` from now (at once: 0), unless a read
   // is due sooner; reads asked for while one runs make it run again after.
   void refresh_in(std::chrono::milliseconds after);
@@ -77,6 +80,13 @@ class Cluster final : public Topology {
   std::vector<std::shared_ptr<Routed>> parked_;        // waiting for a table that serves their slot
   std::vector<std::shared_ptr<Node>> retiring_;        // let go, retired on the next loop turn
   std::optional<bool> sharded_;
+  // Slots whose owner a MOVED told, and when.
+  struct MovedNote {
+    NodeAddress to;
+    clock::time_point at;
+  };
+  std::map<std::uint16_t, MovedNote> moved_;
+  bool behind_ = false;  // the last table installed was behind a MOVED
 
   TimerQueue::id refresh_timer_ = 0;
   clock::time_point refresh_at_{};

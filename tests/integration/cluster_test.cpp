@@ -602,6 +602,56 @@ TEST(ClusterFailover, AHoldThatDidNotReachTheReplicaIsReportedLost) {
   EXPECT_LT(held.valid_until(), steady::now());
 }
 
+// A MOVED is news: a slot table read meanwhile from a node that has not
+// heard of the change must not undo it (nor let go of the node it named,
+// failing what was sent there). Node 0 is made to lag for good: it forgets
+// master 1's replica (CLUSTER FORGET keeps that node out of its table for a
+// minute), so once the replica takes over, node 0's table has master 1's
+// slots served by nobody. The router asks connected masters for the table,
+// node 0 (slots 0-5460) first.
+TEST(ClusterFailover, ATableFromANodeBehindAMovedDoesNotUndoIt) {
+  RedisCluster cluster({3, 1, {"--cluster-require-full-coverage", "no"}});
+  Log log;
+  Config config = cluster_config(cluster);
+  log.watch(config);
+  Client client(config);
+  auto elsewhere = name_on(cluster, 0, "lagging-");
+  auto name = name_on(cluster, 1, "moved-on-");
+  auto slot = keys::slot(name);
+  Lock zero = client.get_lock(elsewhere);
+  Lock lock = client.get_lock(name);
+  zero.lock();  // connected to node 0 and node 1
+  lock.lock();
+  lock.unlock();
+
+  RedisProbe lagging(cluster.node(0));
+  ASSERT_FALSE(lagging.command({"CLUSTER", "FORGET", cluster.node_id(4)}).is_error());
+  RedisProbe promoted(cluster.first_replica(1));
+  ASSERT_FALSE(promoted.command({"CLUSTER", "FAILOVER"}).is_error());
+  ASSERT_TRUE(eventually([&] { return promoted.command({"ROLE"}).elements.at(0).str == "master"; }, 20s));
+  RedisProbe demoted(cluster.node(1));
+  ASSERT_TRUE(eventually([&] { return demoted.command({"ROLE"}).elements.at(0).str == "slave"; }, 20s));
+  auto covers = [&](RedisProbe& probe) {
+    for (const auto& range : probe.command({"CLUSTER", "SLOTS"}).elements) {
+      if (range.elements.at(0).integer <= slot && slot <= range.elements.at(1).integer) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually([&] { return !covers(lagging); }, 20s)) << "node 0 still knows who serves slot " << slot;
+
+  // The acquire meets MOVED at node 1 and goes to node 4, while the table
+  // that the MOVED made the router read comes from node 0; the release
+  // right after still finds node 4.
+  try {
+    EXPECT_TRUE(lock.try_lock_for(5s));
+    lock.unlock();
+  } catch (const Error& error) {
+    ADD_FAILURE() << error.what() << "\n" << log.all();
+  }
+  EXPECT_FALSE(promoted.exists(name));
+  zero.unlock();
+}
+
 TEST(ClusterFailover, TheWatchdogRenewsHoldsOnEveryMasterWhileOneFailsOver) {
   // The other masters keep serving while one is down (with full coverage
   // required, Redis refuses every command, CLUSTERDOWN, until the replica

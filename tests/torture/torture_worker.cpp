@@ -8,8 +8,10 @@
 // sweep (fair only, after the others stopped: try each lock once every
 // FAIR_WAIT_MS / 4, releasing it when taken, until one round takes every lock
 // or END_NS passes — so that gone waiters are dropped from the queues).
-// URLS: comma-separated redis:// URLs (three for redlock, one otherwise).
-// THREADS threads each loop until END_NS (CLOCK_MONOTONIC): pick one of LOCKS
+// URLS: space-separated URLs, one per Client (three redis:// for redlock,
+// else one: redis:// or a redis+cluster:// whose seeds are comma-separated).
+// LOCKS: the comma-separated lock names.
+// THREADS threads each loop until END_NS (CLOCK_MONOTONIC): pick one of the
 // locks, try to take it, and inside the section read the lock's counter file,
 // sleep, and write it back plus one if the hold is still valid. Every section
 // and every blocking call is appended to RUN_DIR/worker-<pid>.rec (see
@@ -112,12 +114,13 @@ int main(int argc, char** argv) {
   }
   const std::string kind = argv[1];
   const bool locked = std::string(argv[2]) == "locked";
-  const auto urls = split(argv[3], ',');
+  const auto urls = split(argv[3], ' ');
   const std::string run_dir = argv[4];
   const int slot = std::atoi(argv[5]);
   const int threads = std::atoi(argv[6]);
   const std::int64_t end_ns = std::atoll(argv[7]);
-  const int lock_count = std::atoi(argv[8]);
+  const auto lock_names = split(argv[8], ',');
+  const int lock_count = static_cast<int>(lock_names.size());
   const milliseconds watchdog{std::atoll(argv[9])};
   const milliseconds command_timeout{std::atoll(argv[10])};
   const milliseconds fair_wait{std::atoll(argv[11])};
@@ -144,6 +147,10 @@ int main(int argc, char** argv) {
     counter_fds.push_back(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
   }
 
+  // warden's warnings and errors go to the log; WARDEN_TORTURE_DEBUG=1 adds
+  // its info and debug lines (redirections followed, tables read).
+  const char* debug = std::getenv("WARDEN_TORTURE_DEBUG");
+  const auto least = debug && *debug && *debug != '0' ? warden::log_level::debug : warden::log_level::warning;
   std::vector<std::unique_ptr<warden::Client>> clients;
   for (const auto& url : urls) {
     auto config = warden::Config::from_url(url);
@@ -153,8 +160,8 @@ int main(int argc, char** argv) {
     config.fair_lock_wait_timeout = fair_wait;
     config.retry_backoff_max = 200ms;
     config.health_check_interval = 1s;
-    config.logger = [log](warden::log_level level, std::string_view message) {
-      if (level < warden::log_level::warning) return;
+    config.logger = [log, least](warden::log_level level, std::string_view message) {
+      if (level < least) return;
       log->line(std::to_string(monotonic_ns()) + " " + std::string(message));
     };
     clients.push_back(std::make_unique<warden::Client>(config));
@@ -165,7 +172,7 @@ int main(int argc, char** argv) {
     // succeeds only when nobody is left ahead of it: once every lock is taken
     // in one round, every queue is empty.
     std::vector<warden::FairLock> locks;
-    for (int i = 0; i < lock_count; ++i) locks.push_back(clients[0]->get_fair_lock("torture:" + std::to_string(i)));
+    for (const auto& name : lock_names) locks.push_back(clients[0]->get_fair_lock(name));
     while (monotonic_ns() < end_ns) {
       bool all = true;
       for (auto& lock : locks) {
@@ -201,7 +208,7 @@ int main(int argc, char** argv) {
       std::vector<warden::FencedLock> fenced;
       std::vector<std::unique_ptr<warden::RedLock>> red;
       for (int i = 0; i < lock_count; ++i) {
-        std::string name = "torture:" + std::to_string(i);
+        const std::string& name = lock_names[i];
         if (kind == "lock") plain.push_back(clients[0]->get_lock(name));
         if (kind == "fair") plain.push_back(clients[0]->get_fair_lock(name));
         if (kind == "spin") plain.push_back(clients[0]->get_spin_lock(name));
