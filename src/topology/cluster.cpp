@@ -55,19 +55,12 @@ std::string uncovered_text(const SlotMap& map) {
 }  // namespace
 
 // One command until it is answered: where it goes, and what it may still do.
-struct Cluster::Routed {
+struct Cluster::Routed : RoutedCommand {
   explicit Routed(int max_redirects) : redirects(max_redirects) {}
-  std::vector<std::string> argv;
-  const Script* script = nullptr;  // set: argv is an EVALSHA of it
   std::uint16_t slot = 0;
-  clock::time_point deadline;
-  bool idempotent = false;
   bool placeholder = false;  // argv may hold publish_placeholder
-  Connection::Handler handler;
   Redirects redirects;
   std::optional<NodeAddress> ask;  // the next send is ASKING + argv, there
-  int reroutes = 0;                // sent again after a node did not run it
-  TimerQueue::id timer = 0;        // parked: its deadline
 };
 
 Cluster::Cluster(EventLoop& loop, ConnectionOptions options, const ClusterConfig& config,
@@ -76,6 +69,7 @@ Cluster::Cluster(EventLoop& loop, ConnectionOptions options, const ClusterConfig
       options_(std::move(options)),
       config_(config),
       command_timeout_(command_timeout),
+      parked_(loop),
       refresh_backoff_(std::chrono::milliseconds{50}, std::chrono::milliseconds{2'000}, std::random_device{}()) {
   label_ = "cluster ";
   for (std::size_t i = 0; i < config_.seeds.size(); ++i) {
@@ -102,12 +96,7 @@ void Cluster::close() {
   closed_ = true;
   loop_.cancel(refresh_timer_);
   refresh_timer_ = 0;
-  auto parked = std::move(parked_);
-  parked_.clear();
-  for (auto& routed : parked) {
-    loop_.cancel(routed->timer);
-    routed->handler(Response{make_error_code(errc::shut_down), {}});
-  }
+  for (auto& routed : parked_.take_all()) routed->handler(Response{make_error_code(errc::shut_down), {}});
   auto nodes = std::move(nodes_);
   nodes_.clear();
   for (auto& [address, node] : nodes) node->close();
@@ -162,8 +151,11 @@ void Cluster::dispatch(std::shared_ptr<Routed> routed) {
   }
   const NodeAddress* master = map_ ? map_->master_of(routed->slot) : nullptr;
   if (master == nullptr || routed->placeholder) {
+    // No table yet: read one now. A table without a master for the slot
+    // (mid-failover): read again soon, not in a loop.
+    bool have_table = map_.has_value();
     park(std::move(routed));
-    return refresh_in(std::chrono::milliseconds{0});
+    return refresh_in(have_table ? troubled_refresh : std::chrono::milliseconds{0});
   }
   NodeAddress to = *master;  // the table may change before the answer
   node_at(to)->send(routed->argv, routed->deadline, routed->idempotent, reply_to(to), routed->script);
@@ -186,10 +178,10 @@ void Cluster::answered(const std::shared_ptr<Routed>& routed, const NodeAddress&
         if (step.asking) routed->ask = step.to;
         return dispatch(routed);
       case Redirects::Step::action::give_up:
-        return fail(routed, make_error_code(errc::routing_failed),
+        return routed->handler(unroutable(make_error_code(errc::routing_failed),
                     fmt::format("slot {}: redirected {} times without reaching the node that serves it (the last "
                                 "answer, from {}: {})",
-                                routed->slot, routed->redirects.taken(), from.to_string(), response.reply.str));
+                                routed->slot, routed->redirects.taken(), from.to_string(), response.reply.str)));
     }
   }
   // The node did not run it: it left the cluster or lost the slot (retired),
@@ -207,29 +199,15 @@ void Cluster::answered(const std::shared_ptr<Routed>& routed, const NodeAddress&
 }
 
 void Cluster::park(std::shared_ptr<Routed> routed) {
-  // Until a table names a master for its slot, or its deadline.
-  std::weak_ptr<Routed> weak = routed;
-  routed->timer = loop_.at(routed->deadline, [this, weak] {
-    auto routed = weak.lock();
-    if (!routed) return;
-    routed->timer = 0;
-    auto it = std::find(parked_.begin(), parked_.end(), routed);
-    if (it == parked_.end()) return;
-    parked_.erase(it);
-    std::string why = map_ ? fmt::format("no master serves slot {} yet", routed->slot)
+  // Until a table names a master for its slot (a slot left uncovered by a
+  // failing master may be served again within the deadline), or its deadline.
+  parked_.park(std::move(routed), [this](const std::shared_ptr<Routed>& expired) {
+    std::string why = map_ ? fmt::format("no master serves slot {} (the cluster's uncovered slots: {})",
+                                         expired->slot, uncovered_text(*map_))
                            : "no node has given the slot table yet";
     if (!refresh_problem_.empty()) why += " (" + refresh_problem_ + ")";
-    Response response{refresh_error_ ? refresh_error_ : make_error_code(errc::routing_failed), {}};
-    response.detail = std::move(why);
-    routed->handler(std::move(response));
+    expired->handler(unroutable(refresh_error_ ? refresh_error_ : make_error_code(errc::routing_failed), why));
   });
-  parked_.push_back(std::move(routed));
-}
-
-void Cluster::fail(const std::shared_ptr<Routed>& routed, std::error_code error, const std::string& why) {
-  Response response{error, {}};
-  response.detail = why;
-  routed->handler(std::move(response));
 }
 
 std::shared_ptr<Node> Cluster::node_for(std::string_view key) {
@@ -458,19 +436,8 @@ void Cluster::install(SlotMap map) {
       node->retire(why);
     });
   }
-  auto parked = std::move(parked_);
-  parked_.clear();
-  for (auto& routed : parked) {
-    loop_.cancel(routed->timer);
-    routed->timer = 0;
-    if (map_->master_of(routed->slot) != nullptr) {
-      dispatch(routed);
-      continue;
-    }
-    fail(routed, make_error_code(errc::routing_failed),
-         fmt::format("no master serves slot {} (the cluster's uncovered slots: {})", routed->slot,
-                     uncovered_text(*map_)));
-  }
+  // Those whose slot is still not served wait on (dispatch parks them again).
+  for (auto& routed : parked_.take_all()) dispatch(routed);
 }
 
 void Cluster::refresh_failed(const std::string& problems, bool every_node_answered) {
@@ -485,12 +452,8 @@ void Cluster::refresh_failed(const std::string& problems, bool every_node_answer
   if (every_node_answered && !map_) {
     // Every node answered, and none as a cluster node does (cluster support
     // disabled, or not Redis): waiting will not help the commands.
-    auto parked = std::move(parked_);
-    parked_.clear();
-    for (auto& routed : parked) {
-      loop_.cancel(routed->timer);
-      fail(routed, make_error_code(errc::routing_failed), "no node gave the slot table: " + problems);
-    }
+    auto why = "no node gave the slot table: " + problems;
+    for (auto& routed : parked_.take_all()) routed->handler(unroutable(make_error_code(errc::routing_failed), why));
   }
   refresh_in(refresh_backoff_.delay(std::min(failed_refreshes_, 16)));
 }
@@ -501,7 +464,8 @@ void Cluster::refresh_done() {
     refresh_again_ = false;
     return refresh_in(std::chrono::milliseconds{0});
   }
-  bool troubled = behind_;
+  // Commands waiting for their slot to be served: read again soon.
+  bool troubled = behind_ || !parked_.empty();
   for (const auto& [address, node] : nodes_) troubled = troubled || !node->commands().ready();
   refresh_in(troubled ? std::min(troubled_refresh, config_.refresh_interval) : config_.refresh_interval);
 }

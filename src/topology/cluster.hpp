@@ -15,6 +15,7 @@
 
 #include "io/backoff.hpp"
 #include "topology/node.hpp"
+#include "topology/parked_commands.hpp"
 #include "topology/redirects.hpp"
 #include "topology/slot_map.hpp"
 #include "topology/topology.hpp"
@@ -50,7 +51,6 @@ class Cluster final : public Topology {
   void dispatch(std::shared_ptr<Routed> routed);
   void answered(const std::shared_ptr<Routed>& routed, const NodeAddress& from, Response&& response);
   void park(std::shared_ptr<Routed> routed);
-  void fail(const std::shared_ptr<Routed>& routed, std::error_code error, const std::string& why);
 
   std::shared_ptr<Node> node_at(const NodeAddress& address);
   void node_event(const ConnectionEvent& event);
@@ -77,7 +77,7 @@ class Cluster final : public Topology {
 
   std::optional<SlotMap> map_;
   std::map<std::string, std::shared_ptr<Node>> nodes_;  // by NodeAddress::to_string()
-  std::vector<std::shared_ptr<Routed>> parked_;        // waiting for a table that serves their slot
+  ParkedCommands<Routed> parked_;                      // waiting for a table that serves their slot
   std::vector<std::shared_ptr<Node>> retiring_;        // let go, retired on the next loop turn
   std::optional<bool> sharded_;
   // Slots whose owner a MOVED told, and when.

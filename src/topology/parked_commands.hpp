@@ -49,6 +49,8 @@ class ParkedCommands {
     parked_.push_back(std::move(command));
   }
 
+  bool empty() const { return parked_.empty(); }
+
   // Every parked command, in the order parked, their deadline timers off.
   std::vector<std::shared_ptr<Command>> take_all() {
     auto taken = std::move(parked_);
