@@ -103,6 +103,14 @@ void check_range(std::string_view field, std::chrono::milliseconds value, std::c
   }
 }
 
+void check_endpoints(std::string_view field, const std::vector<endpoint>& list) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    auto name = fmt::format("{}[{}]", field, i);
+    if (list[i].host.empty()) bad_field(name, "the host is empty");
+    if (list[i].port == 0) bad_field(name, fmt::format("{}: port 0 is not a server port", list[i].host));
+  }
+}
+
 template <class Int>
 Int parse_number(std::string_view url, std::string_view text, std::string_view what, Int min, Int max) {
   long long value = 0;
@@ -216,13 +224,9 @@ void Config::validate() const {
   if (!unix_socket.empty()) {
     if (auto problem = unix_path_problem(unix_socket); !problem.empty()) bad_field("unix_socket", problem);
   }
+  check_endpoints("cluster.seeds", cluster.seeds);
+  check_endpoints("sentinel.sentinels", sentinel.sentinels);
   if (!cluster.seeds.empty()) {
-    for (std::size_t i = 0; i < cluster.seeds.size(); ++i) {
-      const auto& seed = cluster.seeds[i];
-      auto field = fmt::format("cluster.seeds[{}]", i);
-      if (seed.host.empty()) bad_field(field, "the host is empty");
-      if (seed.port == 0) bad_field(field, fmt::format("{}: port 0 is not a server port", seed.host));
-    }
     if (database != 0) {
       bad_field("database", fmt::format("{}: a cluster has only database 0 (SELECT is refused there)", database));
     }
@@ -232,12 +236,6 @@ void Config::validate() const {
   }
   check_range("cluster.refresh_interval", cluster.refresh_interval, milliseconds{10}, day);
   if (!sentinel.sentinels.empty()) {
-    for (std::size_t i = 0; i < sentinel.sentinels.size(); ++i) {
-      const auto& node = sentinel.sentinels[i];
-      auto field = fmt::format("sentinel.sentinels[{}]", i);
-      if (node.host.empty()) bad_field(field, "the host is empty");
-      if (node.port == 0) bad_field(field, fmt::format("{}: port 0 is not a server port", node.host));
-    }
     if (sentinel.master_name.empty()) bad_field("sentinel.master_name", "empty: which master do the sentinels watch?");
     if (!cluster.seeds.empty()) bad_field("sentinel.sentinels", "set together with cluster.seeds: pick one topology");
     if (!unix_socket.empty()) {

@@ -111,6 +111,19 @@ struct cluster_roles {
   std::map<int, int> replica_of;      // replica → its master
 };
 
+// A master picked by `pick` and a running replica of it, for a fault that
+// fails it over; throws naming `fault` when that master has no replica.
+template <class Pick, class Running>
+std::pair<int, int> master_with_replica(const cluster_roles& now, Pick&& pick, Running&& running,
+                                        const std::string& fault) {
+  int master = now.masters.at(pick(now.masters.size()));
+  int replica = -1;
+  for (auto [node, of] : now.replica_of)
+    if (of == master && running(node)) replica = node;
+  if (replica < 0) throw std::runtime_error(fault + ": node " + std::to_string(master) + " has no replica");
+  return {master, replica};
+}
+
 struct section {
   int lock = 0;
   char mode = 'x';
@@ -439,12 +452,9 @@ std::string controller::node_text(int node) {
 // no acknowledged hold is lost.
 void controller::fault_failover() {
   cluster_->wait_until_healthy(30s);
-  auto now = roles();
-  int master = now.masters.at(pick(now.masters.size()));
-  int replica = -1;
-  for (auto [node, of] : now.replica_of)
-    if (of == master && cluster_->node(node).running()) replica = node;
-  if (replica < 0) throw std::runtime_error("failover: node " + std::to_string(master) + " has no replica");
+  auto [master, replica] = master_with_replica(
+      roles(), [this](std::size_t n) { return pick(n); }, [this](int node) { return cluster_->node(node).running(); },
+      "failover");
   std::string before = node_text(master);
   std::int64_t start = monotonic_ns();
   RedisProbe probe(cluster_->node(replica));
@@ -552,12 +562,9 @@ void controller::fault_master_pause() {
 // nodes.conf is kept across restarts).
 void controller::fault_master_kill() {
   cluster_->wait_until_healthy(30s);
-  auto now = roles();
-  int master = now.masters.at(pick(now.masters.size()));
-  int replica = -1;
-  for (auto [node, of] : now.replica_of)
-    if (of == master && cluster_->node(node).running()) replica = node;
-  if (replica < 0) throw std::runtime_error("master kill: node " + std::to_string(master) + " has no replica");
+  auto [master, replica] = master_with_replica(
+      roles(), [this](std::size_t n) { return pick(n); }, [this](int node) { return cluster_->node(node).running(); },
+      "master kill");
   std::string text = node_text(master);
   auto locks = locks_on(master);
   std::int64_t start = monotonic_ns();
