@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <mutex>
 #include <iostream>
 #include <string>
 
@@ -134,6 +135,45 @@ TEST(Sentinel, TheOldMasterKeptAliveAfterTheSwitchGetsNoLockWrites) {
   EXPECT_EQ(script_calls(old_master), before) << "lock writes reached the old master";
   RedisProbe promoted(group.node(1));
   EXPECT_GE(script_calls(promoted), 10);
+}
+
+TEST(Sentinel, AMasterDemotedBehindTheSentinelsBacksIsLeftAtItsFirstReadonly) {
+  RedisSentinelGroup group;
+  Config config = sentinel_config(group);
+  std::mutex mutex;
+  std::string log;
+  config.logger = [&](log_level, std::string_view line) {
+    std::lock_guard<std::mutex> guard(mutex);
+    log += std::string(line) + "\n";
+  };
+  Client client(config);
+  Lock lock = client.get_lock("demoted");
+  lock.lock();
+  lock.unlock();
+  // Out of the sentinels' sight, the master becomes a replica: writes to it
+  // are answered READONLY, while the sentinels still name it.
+  RedisProbe old_master(group.node(0));
+  RedisProbe other(group.node(1));
+  ASSERT_FALSE(other.command({"REPLICAOF", "NO", "ONE"}).is_error());
+  ASSERT_FALSE(old_master.command({"REPLICAOF", "127.0.0.1", std::to_string(group.node(1).port())}).is_error());
+  auto before = script_calls(old_master);
+  // The acquire meets READONLY: warden lets go of that server at once and
+  // asks the sentinels again. They name it still, and ROLE says it is no
+  // master, so nothing more is sent there: the call fails by its deadline
+  // with the reason, having written nothing.
+  auto started = steady::now();
+  try {
+    lock.try_lock_for(0s);
+    ADD_FAILURE() << "locked on a demoted master";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::routing_failed) << error.what();
+    EXPECT_NE(std::string(error.what()).find("ROLE says slave"), std::string::npos) << error.what();
+  }
+  EXPECT_LT(elapsed_ms(started), 2'000 + 1'000);
+  EXPECT_EQ(script_calls(old_master), before + 1) << "more than the one write that met READONLY";
+  EXPECT_FALSE(other.exists("demoted"));
+  std::lock_guard<std::mutex> guard(mutex);
+  EXPECT_NE(log.find("answered READONLY: it is no master any more"), std::string::npos) << log;
 }
 
 TEST(SentinelBadInput, AnUnknownMasterNameFailsWithRoutingFailedNamingIt) {
