@@ -70,6 +70,7 @@ Cluster::Cluster(EventLoop& loop, ConnectionOptions options, const ClusterConfig
       config_(config),
       command_timeout_(command_timeout),
       parked_(loop),
+      retiring_(loop),
       refresh_backoff_(std::chrono::milliseconds{50}, std::chrono::milliseconds{2'000}, std::random_device{}()) {
   label_ = "cluster ";
   for (std::size_t i = 0; i < config_.seeds.size(); ++i) {
@@ -100,9 +101,7 @@ void Cluster::close() {
   auto nodes = std::move(nodes_);
   nodes_.clear();
   for (auto& [address, node] : nodes) node->close();
-  auto retiring = std::move(retiring_);
-  retiring_.clear();
-  for (auto& node : retiring) node->close();
+  retiring_.close_all();
 }
 
 // ---- routing
@@ -110,11 +109,8 @@ void Cluster::close() {
 void Cluster::send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline,
                    bool idempotent, Connection::Handler handler) {
   auto routed = std::make_shared<Routed>(config_.max_redirects);
-  routed->argv = std::move(argv);
+  prepare(*routed, std::move(argv), nullptr, {}, {}, deadline, idempotent, std::move(handler));
   routed->slot = keys::slot(route_key);
-  routed->deadline = deadline;
-  routed->idempotent = idempotent;
-  routed->handler = std::move(handler);
   dispatch(std::move(routed));
 }
 
@@ -122,13 +118,9 @@ void Cluster::run_script(const Script& script, const std::vector<std::string>& k
                          const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
                          Connection::Handler handler) {
   auto routed = std::make_shared<Routed>(config_.max_redirects);
-  routed->argv = eval_argv("EVALSHA", script.sha1, keys, args);
-  routed->script = &script;
+  prepare(*routed, {}, &script, keys, args, deadline, idempotent, std::move(handler));
   routed->slot = keys.empty() ? 0 : keys::slot(keys.front());
-  routed->deadline = deadline;
-  routed->idempotent = idempotent;
   routed->placeholder = !sharded_.has_value();
-  routed->handler = std::move(handler);
   dispatch(std::move(routed));
 }
 
@@ -238,13 +230,7 @@ std::shared_ptr<Node> Cluster::node_at(const NodeAddress& address) {
   auto name = address.to_string();
   auto it = nodes_.find(name);
   if (it != nodes_.end()) return it->second;
-  ConnectionOptions options = options_;
-  options.host = address.host;
-  options.port = address.port;
-  // Each node's certificate is checked against the name it is reached by,
-  // unless one name was configured for all.
-  if (options.tls && options.tls_server_name.empty()) options.tls_server_name = address.host;
-  auto node = std::make_shared<Node>(loop_, options);
+  auto node = std::make_shared<Node>(loop_, options_at(options_, address));
   node->set_sharded(sharded_.value_or(false));
   node->on_refused([this](const Reply& refusal) {
     if (closed_) return;
@@ -427,14 +413,7 @@ void Cluster::install(SlotMap map) {
   for (auto& node : gone) {
     auto why = fmt::format("{} serves no slot of the {} any more", node->server(), label_);
     if (options_.log && node->commands().ready()) options_.log(log_level::info, "warden: " + why);
-    // Not from inside one of its own connection's callbacks: on the next turn.
-    retiring_.push_back(node);
-    loop_.after(std::chrono::milliseconds{0}, [this, node, why] {
-      auto it = std::find(retiring_.begin(), retiring_.end(), node);
-      if (it == retiring_.end()) return;  // closed meanwhile
-      retiring_.erase(it);
-      node->retire(why);
-    });
+    retiring_.retire_next_turn(node, why);
   }
   // Those whose slot is still not served wait on (dispatch parks them again).
   for (auto& routed : parked_.take_all()) dispatch(routed);

@@ -18,6 +18,29 @@ ConnectionOptions subscriber_options(const ConnectionOptions& options) {
 
 }  // namespace
 
+ConnectionOptions options_at(ConnectionOptions base, const NodeAddress& address) {
+  base.host = address.host;
+  base.port = address.port;
+  if (base.tls && base.tls_server_name.empty()) base.tls_server_name = address.host;
+  return base;
+}
+
+void RetiringNodes::retire_next_turn(std::shared_ptr<Node> node, std::string why) {
+  nodes_.push_back(node);
+  loop_.after(std::chrono::milliseconds{0}, [this, node, why = std::move(why)] {
+    auto it = std::find(nodes_.begin(), nodes_.end(), node);
+    if (it == nodes_.end()) return;  // closed meanwhile
+    nodes_.erase(it);
+    node->retire(why);
+  });
+}
+
+void RetiringNodes::close_all() {
+  auto nodes = std::move(nodes_);
+  nodes_.clear();
+  for (auto& node : nodes) node->close();
+}
+
 std::vector<std::string> eval_argv(const char* command, const char* script, const std::vector<std::string>& keys,
                                    const std::vector<std::string>& args) {
   std::vector<std::string> argv;

@@ -11,6 +11,7 @@
 #include "io/backoff.hpp"
 #include "io/connection.hpp"
 #include "io/pubsub.hpp"
+#include "topology/node_address.hpp"
 #include "topology/script.hpp"
 
 namespace warden::detail {
@@ -86,6 +87,24 @@ class Node {
   bool retired_ = false;
   std::function<void(const Reply&)> on_refused_;
 };
+
+// Nodes a topology let go of, retired on the next loop turn (never from
+// inside one of their own connection's callbacks), or closed with the
+// topology if that comes first.
+class RetiringNodes {
+ public:
+  explicit RetiringNodes(EventLoop& loop) : loop_(loop) {}
+  void retire_next_turn(std::shared_ptr<Node> node, std::string why);
+  void close_all();
+
+ private:
+  EventLoop& loop_;
+  std::vector<std::shared_ptr<Node>> nodes_;
+};
+
+// `base` (credentials, TLS, timeouts) pointed at `address`; TLS checks the
+// server against the name it is reached by unless one name was configured.
+ConnectionOptions options_at(ConnectionOptions base, const NodeAddress& address);
 
 // EVALSHA/EVAL argv: command, script (sha or body), key count, keys, args.
 std::vector<std::string> eval_argv(const char* command, const char* script, const std::vector<std::string>& keys,

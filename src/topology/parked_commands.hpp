@@ -11,6 +11,7 @@
 
 #include "io/connection.hpp"
 #include "io/event_loop.hpp"
+#include "topology/node.hpp"
 #include "topology/script.hpp"
 
 namespace warden::detail {
@@ -27,6 +28,18 @@ struct RoutedCommand {
   int reroutes = 0;          // sent again after a node did not run it
   TimerQueue::id timer = 0;  // parked: its deadline
 };
+
+// Fills in what `command` sends: `argv` as given, or with `script` set, the
+// EVALSHA of it for `keys` and `args` (argv then unused).
+inline void prepare(RoutedCommand& command, std::vector<std::string> argv, const Script* script,
+                    const std::vector<std::string>& keys, const std::vector<std::string>& args,
+                    clock::time_point deadline, bool idempotent, Connection::Handler handler) {
+  command.argv = script != nullptr ? eval_argv("EVALSHA", script->sha1, keys, args) : std::move(argv);
+  command.script = script;
+  command.deadline = deadline;
+  command.idempotent = idempotent;
+  command.handler = std::move(handler);
+}
 
 template <class Command>
 class ParkedCommands {

@@ -38,6 +38,7 @@ Sentinel::Sentinel(EventLoop& loop, ConnectionOptions master, ConnectionOptions 
         return sentinels;
       }()),
       parked_(loop),
+      retiring_(loop),
       retry_backoff_(std::chrono::milliseconds{50}, std::chrono::milliseconds{1'000}, std::random_device{}()) {
   label_ = fmt::format("master '{}' of sentinels ", config_.master_name);
   for (std::size_t i = 0; i < resolver_.sentinels().size(); ++i) {
@@ -79,8 +80,7 @@ void Sentinel::close() {
   for (auto& routed : parked_.take_all()) routed->handler(Response{make_error_code(errc::shut_down), {}});
   if (master_) master_->close();
   if (candidate_) candidate_->close();
-  for (auto& node : retiring_) node->close();
-  retiring_.clear();
+  retiring_.close_all();
   for (auto& [address, link] : sentinels_) link->close();
   if (switches_) switches_->close();
 }
@@ -92,10 +92,7 @@ std::string Sentinel::server_of(std::string_view) { return master_ ? master_->se
 void Sentinel::send(std::vector<std::string> argv, std::string_view, clock::time_point deadline, bool idempotent,
                     Connection::Handler handler) {
   auto routed = std::make_shared<RoutedCommand>();
-  routed->argv = std::move(argv);
-  routed->deadline = deadline;
-  routed->idempotent = idempotent;
-  routed->handler = std::move(handler);
+  prepare(*routed, std::move(argv), nullptr, {}, {}, deadline, idempotent, std::move(handler));
   dispatch(std::move(routed));
 }
 
@@ -103,11 +100,7 @@ void Sentinel::run_script(const Script& script, const std::vector<std::string>& 
                           const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
                           Connection::Handler handler) {
   auto routed = std::make_shared<RoutedCommand>();
-  routed->argv = eval_argv("EVALSHA", script.sha1, keys, args);
-  routed->script = &script;
-  routed->deadline = deadline;
-  routed->idempotent = idempotent;
-  routed->handler = std::move(handler);
+  prepare(*routed, {}, &script, keys, args, deadline, idempotent, std::move(handler));
   dispatch(std::move(routed));
 }
 
@@ -169,11 +162,7 @@ Connection& Sentinel::sentinel_link(const NodeAddress& address) {
   auto name = address.to_string();
   auto it = sentinels_.find(name);
   if (it != sentinels_.end()) return *it->second;
-  ConnectionOptions options = sentinel_options_;
-  options.host = address.host;
-  options.port = address.port;
-  if (options.tls && options.tls_server_name.empty()) options.tls_server_name = address.host;
-  auto link = std::make_unique<Connection>(loop_, options);
+  auto link = std::make_unique<Connection>(loop_, options_at(sentinel_options_, address));
   link->start();
   return *sentinels_.emplace(std::move(name), std::move(link)).first->second;
 }
@@ -213,11 +202,7 @@ void Sentinel::confirm_role(const SentinelResolver::Step& step) {
   } else {
     if (!candidate_ || candidate_->server() != step.to.to_string()) {
       if (candidate_) candidate_->close();
-      ConnectionOptions options = master_options_;
-      options.host = step.to.host;
-      options.port = step.to.port;
-      if (options.tls && options.tls_server_name.empty()) options.tls_server_name = step.to.host;
-      candidate_ = std::make_shared<Node>(loop_, options);
+      candidate_ = std::make_shared<Node>(loop_, options_at(master_options_, step.to));
       candidate_->start(false);
     }
     node = candidate_;
@@ -242,16 +227,13 @@ void Sentinel::use_master(const NodeAddress& address) {
   resolve_error_ = {};
   resolve_problem_.clear();
   auto name = address.to_string();
-  if (!master_ || master_->server() != name) {
+  const bool changed = !master_ || master_->server() != name;
+  if (changed) {
     auto old = std::move(master_);
     if (candidate_ && candidate_->server() == name) {
       master_ = std::move(candidate_);
     } else {
-      ConnectionOptions options = master_options_;
-      options.host = address.host;
-      options.port = address.port;
-      if (options.tls && options.tls_server_name.empty()) options.tls_server_name = address.host;
-      master_ = std::make_shared<Node>(loop_, options);
+      master_ = std::make_shared<Node>(loop_, options_at(master_options_, address));
       master_->start(false);
     }
     master_->pubsub();  // waiters find the subscriber connecting already
@@ -269,7 +251,9 @@ void Sentinel::use_master(const NodeAddress& address) {
   }
   const NodeAddress& sentinel = resolver_.sentinel();
   if (!switches_ || !switches_->ready()) watch_switches(sentinel);
-  learn_sentinels(sentinel);
+  // The sentinels of a master are asked for once it is (newly) confirmed, not
+  // at every poll: a poll then costs two round trips, not three.
+  if (changed) learn_sentinels(sentinel);
   for (auto& routed : parked_.take_all()) dispatch(routed);
 }
 
@@ -304,23 +288,13 @@ void Sentinel::drop_master(const std::string& why) {
 
 void Sentinel::retire(std::shared_ptr<Node> old, const std::string& why) {
   if (master_options_.log) master_options_.log(log_level::warning, "warden: " + why);
-  retiring_.push_back(old);
-  // Not from inside one of its own callbacks: on the next loop turn.
-  loop_.after(std::chrono::milliseconds{0}, [this, old, why] {
-    auto it = std::find(retiring_.begin(), retiring_.end(), old);
-    if (it == retiring_.end()) return;  // closed meanwhile
-    retiring_.erase(it);
-    old->retire(why);
-  });
+  retiring_.retire_next_turn(std::move(old), why);
 }
 
 void Sentinel::watch_switches(const NodeAddress& sentinel) {
   if (switches_) switches_->close();
-  ConnectionOptions options = sentinel_options_;
-  options.host = sentinel.host;
-  options.port = sentinel.port;
+  ConnectionOptions options = options_at(sentinel_options_, sentinel);
   options.role = connection_role::subscriber;
-  if (options.tls && options.tls_server_name.empty()) options.tls_server_name = sentinel.host;
   switches_ = std::make_unique<Connection>(loop_, options);
   switches_->on_ready([this] { switches_->send_subscription({"SUBSCRIBE", "+switch-master"}); });
   switches_->on_push([this](const Push& push) {

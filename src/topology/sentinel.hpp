@@ -73,10 +73,10 @@ class Sentinel final : public Topology {
 
   std::shared_ptr<Node> master_;
   std::shared_ptr<Node> candidate_;  // named by a sentinel, asked ROLE
-  std::vector<std::shared_ptr<Node>> retiring_;
   std::unordered_map<std::string, std::unique_ptr<Connection>> sentinels_;  // by address
   std::unique_ptr<Connection> switches_;  // subscribed to +switch-master on one sentinel
   ParkedCommands<RoutedCommand> parked_;  // waiting for a confirmed master
+  RetiringNodes retiring_;
 
   TimerQueue::id poll_timer_ = 0;
   TimerQueue::id retry_timer_ = 0;

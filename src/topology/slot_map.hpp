@@ -11,20 +11,11 @@
 #include <vector>
 
 #include "io/reply.hpp"
+#include "topology/node_address.hpp"
 
 namespace warden::detail {
 
 constexpr std::size_t cluster_slots = 16384;
-
-struct NodeAddress {
-  std::string host;  // as the cluster announces it; an IPv6 address without brackets
-  std::uint16_t port = 0;
-
-  // "host:port", "[v6]:port" for an IPv6 address.
-  std::string to_string() const;
-  friend bool operator==(const NodeAddress& a, const NodeAddress& b) { return a.port == b.port && a.host == b.host; }
-  friend bool operator!=(const NodeAddress& a, const NodeAddress& b) { return !(a == b); }
-};
 
 // A range of slots that no master serves (a cluster that is not fully set up,
 // or that lost a shard).
