@@ -21,6 +21,13 @@ if count == nil or count ~= tonumber(ARGV[2]) then
   return 0
 end
 if ARGV[5] == '1' then
+  -- Kept: rewrite its expiry as it stands, a write that changes nothing, so
+  -- that a WAIT after this script (Config::replica_sync) covers the hold,
+  -- whichever connection the attempt wrote it on.
+  local ttl = redis.call('pttl', KEYS[1])
+  if ttl > 0 then
+    redis.call('pexpire', KEYS[1], ttl)
+  end
   return 1
 end
 -- The longest TTL among the read holds that remain (this reader's hold

@@ -142,6 +142,55 @@ struct SentinelConfig {
   std::chrono::milliseconds poll_interval{1'000};
 };
 
+// How many replicas must have a lock write before it counts (see
+// ReplicaSyncConfig).
+enum class replica_sync_mode {
+  // at_least_one for a Sentinel master or a Cluster, off for a single server.
+  automatic,
+  // Nothing is waited for: a write acknowledged by the master alone is taken
+  // (DESIGN §7: a failover may lose it).
+  off,
+  // One replica of the master.
+  at_least_one,
+  // Every replica the master had when last asked (ROLE).
+  all_known,
+  // ReplicaSyncConfig::replicas of them.
+  count,
+};
+
+// Replica acknowledgement of lock writes. After each write that takes,
+// re-enters, renews or releases a hold, the Client sends WAIT on the same
+// connection and reads how many replicas have it. The writes go on
+// connections of their own (a few per master), so the wait never holds up
+// other commands.
+//
+// An acquire too few replicas acknowledged is taken back and tried again,
+// with retry_backoff_min/max between tries, while the call's wait lasts
+// (lock(), which has none: retry_attempts more times), then fails with
+// errc::replica_sync_failed saying how many did. A renewal too few
+// acknowledged keeps the hold but does not extend valid_until(); a release
+// is done anyway. Both are logged and reported to the observer
+// (RenewalEvent / ReleaseEvent::replicas_missing).
+//
+// A master with fewer replicas attached than the mode needs (none, in the
+// usual mistake of a single server with automatic turned on) is said in an
+// error log line when the Client first reaches it, and its lock writes fail
+// at once with errc::replica_sync_failed until enough replicas attach; the
+// mode is never lowered silently.
+//
+// WAIT narrows the window in which a failover loses an acknowledged hold; it
+// does not close it (it is not consensus: a replica that has the write can
+// still lose the election to one that does not). See the README's safety
+// section.
+struct ReplicaSyncConfig {
+  replica_sync_mode mode = replica_sync_mode::automatic;
+  // mode count: how many replicas. 1 to 1000.
+  int replicas = 1;
+  // How long WAIT may wait for them (never past the command's own deadline).
+  // 1 ms to 24 h. Redisson's default.
+  std::chrono::milliseconds timeout{1'000};
+};
+
 struct WARDEN_API Config {
   // Every field is checked when a Client is constructed (see validate()); the
   // accepted range is given with each field.
@@ -167,6 +216,10 @@ struct WARDEN_API Config {
   // A master found through Redis Sentinel instead of the one server above:
   // see SentinelConfig. Off (no sentinels) by default.
   SentinelConfig sentinel;
+
+  // Replica acknowledgement of lock writes (WAIT); on by default for
+  // Sentinel and Cluster.
+  ReplicaSyncConfig replica_sync;
 
   // Credentials sent with AUTH after every connect. An empty username with a
   // password uses the legacy single-password AUTH; both set use an ACL user.

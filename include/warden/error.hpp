@@ -40,6 +40,9 @@ enum class errc {
                           // key's slot, or a command was redirected more often than
                           // ClusterConfig::max_redirects. Sentinel: no sentinel knows a
                           // master by that name, or none it names confirms it is master
+  replica_sync_failed,    // Config::replica_sync: fewer replicas than needed acknowledged an
+                          // acquire in time (the message says how many of how many), or the
+                          // master has fewer attached; the acquire was taken back
 };
 
 // The std::error_category of warden::errc; its name() is "warden".

@@ -77,6 +77,9 @@ struct AcquireEvent {
   int woken_by_timer = 0;
   int woken_by_reconnect = 0;
   wake_cause last_wake = wake_cause::none;
+  // Config::replica_sync: attempts that took the lock (each then taken
+  // back), or were not sent, because too few replicas had it.
+  int replica_sync_misses = 0;
 };
 
 // One release (unlock(), unlock_checked(), unlock_async()) was answered.
@@ -87,6 +90,9 @@ struct ReleaseEvent {
   std::error_code error;  // empty: released; else errc::not_owner, lease_expired, a connection error, ...
   bool freed = false;     // the owner's last hold: the lock is free now and its waiters were told
   std::chrono::nanoseconds latency{0};  // from sending the release to its answer
+  // Config::replica_sync: released, but too few replicas acknowledged it; a
+  // failover now could bring the hold back until its lease runs out.
+  bool replicas_missing = false;
 };
 
 // The watchdog's renewals: one script call renews a batch of up to 100 holds
@@ -103,6 +109,9 @@ struct RenewalEvent {
   std::size_t count = 0;    // holds in the batch
   std::size_t renewed = 0;  // confirmed: holds extended for another lease
   std::size_t gone = 0;     // confirmed: holds the server no longer had (each is reported lost)
+  // confirmed, Config::replica_sync: renewed on the master, but too few
+  // replicas acknowledged it; their valid_until() was not extended.
+  std::size_t unsynced = 0;
   std::chrono::nanoseconds latency{0};  // confirmed and failed: from sending to the answer
   std::error_code error;                // failed: why
 };
@@ -119,12 +128,19 @@ struct HoldLostEvent {
   std::string_view message;  // names the lock and the server
 };
 
-// Each node has a command connection and a subscriber connection (pub/sub).
-enum class connection_role { command, subscriber };
+// Each node has a command connection and a subscriber connection (pub/sub);
+// with Config::replica_sync on, lock writes and their WAIT go on up to four
+// synced connections of their own, made as needed.
+enum class connection_role { command, subscriber, synced };
 
-// "command", "subscriber".
+// "command", "subscriber", "synced".
 constexpr const char* to_string(connection_role role) noexcept {
-  return role == connection_role::command ? "command" : "subscriber";
+  switch (role) {
+    case connection_role::command: return "command";
+    case connection_role::subscriber: return "subscriber";
+    case connection_role::synced: return "synced";
+  }
+  return "?";
 }
 
 enum class connection_state {

@@ -250,6 +250,21 @@ void Config::validate() const {
       cluster.pubsub != sharded_pubsub::off) {
     bad_field("cluster.pubsub", fmt::format("{} is not a sharded_pubsub", static_cast<int>(cluster.pubsub)));
   }
+  switch (replica_sync.mode) {
+    case replica_sync_mode::automatic:
+    case replica_sync_mode::off:
+    case replica_sync_mode::at_least_one:
+    case replica_sync_mode::all_known:
+    case replica_sync_mode::count:
+      break;
+    default:
+      bad_field("replica_sync.mode",
+                fmt::format("{} is not a replica_sync_mode", static_cast<int>(replica_sync.mode)));
+  }
+  if (replica_sync.mode == replica_sync_mode::count && (replica_sync.replicas < 1 || replica_sync.replicas > 1000)) {
+    bad_field("replica_sync.replicas", fmt::format("{} is outside [1, 1000]", replica_sync.replicas));
+  }
+  check_range("replica_sync.timeout", replica_sync.timeout, milliseconds{1}, day);
   // The files themselves are loaded by the Client (detail::TlsContext::create),
   // which reports those that cannot be read.
   if (!tls.cert_file.empty() && tls.key_file.empty()) {

@@ -97,6 +97,11 @@ struct Response {
   // connection could not be made or was lost: "connect timed out after
   // 1000 ms", a TLS verification failure, ...).
   std::string detail = {};
+  // A lock write that waited for replicas (Config::replica_sync) and ran,
+  // but too few acknowledged it: why, in words ("0 of 1 replicas
+  // acknowledged it within 1000 ms"). Empty when enough did, or none were
+  // asked for.
+  std::string replica_shortfall = {};
 
   bool ok() const { return !error && !reply.is_error(); }
   // The command may or may not have taken effect: its reply was lost.

@@ -129,7 +129,8 @@ HoldBook::Plan HoldBook::take_due(clock::time_point now, milliseconds lease, mil
 }
 
 HoldBook::Renewal HoldBook::renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, clock::time_point sent,
-                                    milliseconds lease, std::error_code error, const std::vector<long long>& results) {
+                                    milliseconds lease, std::error_code error, const std::vector<long long>& results,
+                                    const std::string& unsynced) {
   Renewal outcome;
   auto now = clock::now();
   std::lock_guard<std::mutex> guard(mutex_);
@@ -140,16 +141,15 @@ HoldBook::Renewal HoldBook::renewed(const std::vector<std::pair<key, std::uint64
     Hold& hold = it->second;
     hold.renewing = false;
     if (hold.releasing) continue;
-    if (!error && i < results.size()) {
-      if (results[i] == 1) {
-        hold.valid_until = std::max(hold.valid_until, sent + lease);
-        hold.confirmed_at = now;
-      } else {
-        outcome.lost.emplace_back(batch[i].first, "it was gone or had another owner at renewal");
-      }
+    bool answered = !error && i < results.size();
+    if (answered && results[i] != 1) {
+      outcome.lost.emplace_back(batch[i].first, "it was gone or had another owner at renewal");
+    } else if (answered && unsynced.empty()) {
+      hold.valid_until = std::max(hold.valid_until, sent + lease);
+      hold.confirmed_at = now;
     } else if (now >= hold.valid_until) {
-      outcome.lost.emplace_back(batch[i].first,
-                                fmt::format("no renewal was confirmed for a whole lease ({})", error.message()));
+      outcome.lost.emplace_back(batch[i].first, fmt::format("no renewal was confirmed for a whole lease ({})",
+                                                            answered ? unsynced : error.message()));
     } else {
       outcome.retry = true;
     }

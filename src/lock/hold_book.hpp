@@ -117,13 +117,16 @@ class HoldBook {
   // The answer to one renewal call sent at `sent` for `batch` (keys and the
   // epochs they had). `results` holds 1 (renewed for `lease` from `sent`) or 0
   // (gone) per hold, and is empty when `error` is set. Holds released or
-  // re-taken meanwhile are skipped.
+  // re-taken meanwhile are skipped. `unsynced` (Config::replica_sync): too
+  // few replicas acknowledged it, so a 1 extends nothing: a failover could
+  // bring back the older expiry. It counts as a failed renewal, retried
+  // soon, and the hold is lost when its lease runs out unacknowledged.
   struct Renewal {
     std::vector<std::pair<key, std::string>> lost;  // with why
     bool retry = false;                             // a transient failure, lease still left
   };
   Renewal renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, clock::time_point sent, milliseconds lease,
-                  std::error_code error, const std::vector<long long>& results);
+                  std::error_code error, const std::vector<long long>& results, const std::string& unsynced = {});
 
   // The hold is lost: it leaves the book, and knew_of() still says so until
   // the owner acquires it again or it is forgotten. Returns its lock, or null

@@ -142,8 +142,10 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     if (!last) waited_ = true;
     auto call = last ? lock_->try_acquire_call(owner_id_, lease_ms()) : lock_->acquire_call(owner_id_, lease_ms());
     call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_));
-    client_.run_script(*call.script, call.keys, call.args, command_deadline(sent), false,
-                     [self = shared_from_this(), sent](Response&& response) { self->on_acquire(sent, std::move(response)); });
+    client_.run_script(
+        *call.script, call.keys, call.args, command_deadline(sent), false,
+        [self = shared_from_this(), sent](Response&& response) { self->on_acquire(sent, std::move(response)); },
+        replica_wait::hold);
   }
 
   void on_acquire(clock::time_point sent, Response&& response) {
@@ -159,8 +161,17 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       if (!response.error && response.reply.is_nil()) return settle(false);
       return lock_->leave_lane(owner_id_);
     }
-    lock_->leave_lane(owner_id_);
     in_flight_ = false;
+    if (!response.replica_shortfall.empty() && !response.error && !response.reply.is_error()) {
+      auto answer = lock_->read_acquire(response.reply);
+      if (answer.problem.empty() && answer.acquired) return unsynced(response.replica_shortfall);
+    }
+    lock_->leave_lane(owner_id_);
+    if (response.error == errc::replica_sync_failed) {
+      // Not sent: the master has too few replicas attached.
+      sync_problem_ = "not tried: " + response.detail;
+      return after_sync_miss();
+    }
     if (response.not_run) {
       // Refused (loading, busy, ...) until the command's deadline: it had no
       // effect. Try again while the caller's wait lasts.
@@ -212,8 +223,41 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     // long as what it takes back could still be alive; the owner's later
     // commands on this lock wait for it.
     auto deadline = keep ? command_deadline(now) : saturating_add(now, std::max(config.command_timeout, lease_ms()));
-    client_.run_script(*call.script, call.keys, call.args, deadline, true,
-                     [self = shared_from_this(), keep](Response&& response) { self->on_settled(keep, std::move(response)); });
+    // A kept hold waits for replicas as the attempt would have.
+    client_.run_script(
+        *call.script, call.keys, call.args, deadline, true,
+        [self = shared_from_this(), keep](Response&& response) { self->on_settled(keep, std::move(response)); },
+        keep ? replica_wait::keep : replica_wait::none);
+  }
+
+  // The attempt took the lock but too few replicas acknowledged it: a
+  // failover now could hand it to someone else while this caller believes
+  // it holds it. Take it back (still inside the lane), then try again or
+  // give up (after_sync_miss).
+  void unsynced(const std::string& why) {
+    sync_problem_ = "acquired, but " + why + "; it was taken back";
+    taking_back_ = true;
+    settle(false);
+  }
+
+  void after_sync_miss() {
+    if (finished_) return;
+    auto& config = client_.config();
+    int misses = tally_.replica_sync_misses++;
+    auto delay = sync_backoff_.delay(std::min(misses, 16));
+    // A bounded wait tries again while it lasts (replicas that come back
+    // within it are worth waiting for); lock() without one, retry_attempts
+    // more times: it waits for the lock, not for the replicas.
+    auto wait_ends = fsm_.deadline();
+    bool over = wait_ends ? clock::now() + delay >= *wait_ends : misses >= config.retry_attempts;
+    if (over) {
+      auto took = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - tally_.started);
+      return finish(make_error_code(errc::replica_sync_failed), false,
+                    lock_->message(fmt::format("{} ({} tr{} in {} ms)", sync_problem_, misses + 1,
+                                               misses == 0 ? "y" : "ies", took.count())));
+    }
+    track_shutdown();
+    arm(delay);
   }
 
   void on_settled(bool keep, Response&& response) {
@@ -227,11 +271,17 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       if (keep && applied) return settle(false);
       if (!answered) {
         client_.log(log_level::warning,
-                    lock_->message(fmt::format("could not take back an acquire whose reply was lost ({}); if it took "
-                                               "effect, its lease expires by itself",
+                    lock_->message(fmt::format("could not take back an acquire {} ({}); if it took effect, its lease "
+                                               "expires by itself",
+                                               taking_back_ ? "too few replicas acknowledged" : "whose reply was lost",
                                                response.error ? response.error.message() : response.reply.str)));
       }
-      return lock_->leave_lane(owner_id_);
+      lock_->leave_lane(owner_id_);
+      if (taking_back_ && !keep) {
+        taking_back_ = false;
+        after_sync_miss();
+      }
+      return;
     }
     in_flight_ = false;
     if (!answered) {
@@ -247,6 +297,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       }
       return run(fsm_.unknown());  // settle again, or give up and take it back
     }
+    if (applied && !response.replica_shortfall.empty()) return unsynced(response.replica_shortfall);
     lock_->leave_lane(owner_id_);
     if (applied) {
       acquired_sent_ = last_try_sent_;
@@ -393,6 +444,11 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   bool waited_ = false;  // an attempt was sent that may have left the owner waiting in line
   bool woken_ = false;   // woken by pub/sub since it last went to sleep
   long long expected_count_ = 1;
+  // Replica acknowledgement (Config::replica_sync): why the last attempt
+  // fell short, and the back-off between such attempts.
+  std::string sync_problem_;
+  bool taking_back_ = false;  // a settle(false) of an attempt too few replicas acknowledged
+  Backoff sync_backoff_{client_.config().retry_backoff_min, client_.config().retry_backoff_max, random_seed()};
   std::string attempt_;
   clock::time_point acquired_sent_{};
   clock::time_point last_try_sent_{};
@@ -590,9 +646,18 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
                       self->message(fmt::format("not held by owner {}", self->client_->owner(owner))));
         }
         holds.released(*self, owner, response.reply.integer == 1);
-        report_release(*self, owner, sent, {}, response.reply.integer == 1);
+        bool unsynced = !response.replica_shortfall.empty();
+        if (unsynced) {
+          // Done on the master; a failover before a replica has it could
+          // bring the hold back, until its lease runs out.
+          self->client_->log(log_level::warning,
+                             self->message(fmt::format("released by {}, but {}", self->client_->owner(owner),
+                                                       response.replica_shortfall)));
+        }
+        report_release(*self, owner, sent, {}, response.reply.integer == 1, unsynced);
         done({}, {});
-      });
+      },
+      replica_wait::keep);
 }
 
 void LockCore::force_release(std::function<void(std::error_code, bool, const std::string&)> done) {
@@ -605,8 +670,13 @@ void LockCore::force_release(std::function<void(std::error_code, bool, const std
                         return done(problem, false,
                                     self->message(describe_problem(response.reply, {Reply::kind::integer})));
                       }
+                      if (!response.replica_shortfall.empty()) {
+                        self->client_->log(log_level::warning,
+                                           self->message("force-released, but " + response.replica_shortfall));
+                      }
                       done({}, response.reply.integer == 1, {});
-                    });
+                    },
+                    replica_wait::keep);
 }
 
 void LockCore::inspect(thread_id owner, std::function<void(std::error_code, Inspection, const std::string&)> done) {
@@ -643,9 +713,14 @@ void LockCore::set_lease(thread_id owner, milliseconds lease, std::function<void
                         return done(response.error ? response.error : make_error_code(errc::server_error), false);
                       }
                       bool held = response.reply.integer == 1;
+                      if (held && !response.replica_shortfall.empty()) {
+                        self->client_->log(log_level::warning,
+                                           self->message("lease set, but " + response.replica_shortfall));
+                      }
                       if (held) self->client_->holds().leased(*self, owner, lease, sent);
                       done({}, held);
-                    });
+                    },
+                    replica_wait::keep);
 }
 
 std::uint64_t LockCore::add_lost_listener(std::function<void(const LockLost&)> listener) {

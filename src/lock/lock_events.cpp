@@ -29,10 +29,12 @@ void report_acquire(const LockCore& lock, thread_id owner, const AcquireTally& t
   event.woken_by_timer = tally.woken_by_timer;
   event.woken_by_reconnect = tally.woken_by_reconnect;
   event.last_wake = tally.last_wake;
+  event.replica_sync_misses = tally.replica_sync_misses;
   hook(event);
 }
 
-void report_release(const LockCore& lock, thread_id owner, clock::time_point sent, std::error_code error, bool freed) {
+void report_release(const LockCore& lock, thread_id owner, clock::time_point sent, std::error_code error, bool freed,
+                    bool replicas_missing) {
   auto& hook = lock.client().observer().on_release;
   if (!hook) return;
   ReleaseEvent event;
@@ -41,6 +43,7 @@ void report_release(const LockCore& lock, thread_id owner, clock::time_point sen
   event.owner = owner;
   event.error = error;
   event.freed = freed;
+  event.replicas_missing = replicas_missing;
   event.latency = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - sent);
   hook(event);
 }

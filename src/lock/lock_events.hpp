@@ -24,6 +24,7 @@ struct AcquireTally {
   int woken_by_timer = 0;
   int woken_by_reconnect = 0;
   wake_cause last_wake = wake_cause::none;
+  int replica_sync_misses = 0;
 
   void woken(wake_cause why) {
     last_wake = why;
@@ -41,8 +42,10 @@ void report_acquire(const LockCore& lock, thread_id owner, const AcquireTally& t
                     std::error_code error);
 
 // A release sent at `sent` was answered: `error` empty when released, `freed`
-// when it was the owner's last hold.
-void report_release(const LockCore& lock, thread_id owner, clock::time_point sent, std::error_code error, bool freed);
+// when it was the owner's last hold, `replicas_missing` when too few replicas
+// acknowledged it.
+void report_release(const LockCore& lock, thread_id owner, clock::time_point sent, std::error_code error, bool freed,
+                    bool replicas_missing = false);
 
 // A hold was lost (see LockLost).
 void report_hold_lost(const LockCore& lock, thread_id owner, std::error_code cause, std::string_view message);

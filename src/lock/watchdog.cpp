@@ -96,17 +96,19 @@ void Watchdog::tick() {
       event.count = batch.holds.size();
       hook(event);
     }
-    client_.run_script(*batch.script, batch.keys, batch.args, sent + client_.config().command_timeout, true,
-                       [this, node = std::move(node), holds = std::move(batch.holds), sent](Response&& response) {
-                         std::vector<long long> results;
-                         std::error_code error = response.error;
-                         if (!error && response.reply.is_error()) error = make_error_code(errc::server_error);
-                         if (!error) {
-                           for (auto& element : response.reply.elements) results.push_back(element.integer);
-                         }
-                         if (!stopped_) report(node, holds.size(), sent, error, results);
-                         renewed(holds, sent, error, results);
-                       });
+    client_.run_script(
+        *batch.script, batch.keys, batch.args, sent + client_.config().command_timeout, true,
+        [this, node = std::move(node), holds = std::move(batch.holds), sent](Response&& response) {
+          std::vector<long long> results;
+          std::error_code error = response.error;
+          if (!error && response.reply.is_error()) error = make_error_code(errc::server_error);
+          if (!error) {
+            for (auto& element : response.reply.elements) results.push_back(element.integer);
+          }
+          if (!stopped_) report(node, holds.size(), sent, error, results, response.replica_shortfall);
+          renewed(holds, sent, error, results, response.replica_shortfall);
+        },
+        replica_wait::keep);
   }
   for (auto& which : plan.overdue) {
     lose(which, make_error_code(errc::timed_out), "no renewal was confirmed for a whole lease (no reply)");
@@ -115,12 +117,16 @@ void Watchdog::tick() {
 }
 
 void Watchdog::renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, clock::time_point sent,
-                       std::error_code error, const std::vector<long long>& results) {
+                       std::error_code error, const std::vector<long long>& results, const std::string& unsynced) {
   if (stopped_) return;
   const auto lease = client_.config().lock_watchdog_timeout;
-  auto outcome = book_.renewed(batch, sent, lease, error, results);
+  auto outcome = book_.renewed(batch, sent, lease, error, results, unsynced);
   for (auto& [which, why] : outcome.lost) {
-    lose(which, error && !results.size() ? error : make_error_code(errc::lease_expired), why);
+    lose(which,
+         error && !results.size() ? error
+         : unsynced.empty()       ? make_error_code(errc::lease_expired)
+                                  : make_error_code(errc::replica_sync_failed),
+         why);
   }
   if (outcome.retry) {
     // A transient failure: try again soon, well within what is left of the lease.
@@ -129,7 +135,11 @@ void Watchdog::renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, 
 }
 
 void Watchdog::report(const std::string& node, std::size_t count, clock::time_point sent, std::error_code error,
-                      const std::vector<long long>& results) const {
+                      const std::vector<long long>& results, const std::string& unsynced) const {
+  if (!unsynced.empty() && !error) {
+    client_.log(log_level::warning, fmt::format("warden: renewal of {} hold{} on {}: {}; valid_until() is not extended",
+                                                count, count == 1 ? "" : "s", node, unsynced));
+  }
   auto& hook = client_.observer().on_renewal;
   if (!hook) return;
   RenewalEvent event;
@@ -137,6 +147,7 @@ void Watchdog::report(const std::string& node, std::size_t count, clock::time_po
   event.phase = error ? renewal_phase::failed : renewal_phase::confirmed;
   event.count = count;
   for (auto result : results) ++(result == 1 ? event.renewed : event.gone);
+  if (!unsynced.empty()) event.unsynced = event.renewed;
   event.latency = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - sent);
   event.error = error;
   hook(event);

@@ -45,11 +45,12 @@ class Watchdog final : private HoldBook::Keeper {
   void schedule(std::chrono::milliseconds delay);
   void tick();
   void renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, clock::time_point sent,
-               std::error_code error, const std::vector<long long>& results);
+               std::error_code error, const std::vector<long long>& results, const std::string& unsynced);
   void lose(const key& which, std::error_code cause, const std::string& why);
-  // Tells the observer how a renewal batch sent at `sent` was answered.
+  // Tells the observer how a renewal batch sent at `sent` was answered (and
+  // the log when too few replicas acknowledged it: `unsynced` says why).
   void report(const std::string& node, std::size_t count, clock::time_point sent, std::error_code error,
-              const std::vector<long long>& results) const;
+              const std::vector<long long>& results, const std::string& unsynced) const;
 
   ClientCore& client_;
   HoldBook& book_;

@@ -138,15 +138,18 @@ ClientCore::ClientCore(Config config)
     sentinel.username = config_.sentinel.username;
     sentinel.password = config_.sentinel.password;
     sentinel.database = 0;
-    topology_ = std::make_unique<Sentinel>(loop_, std::move(master), std::move(sentinel), config_.sentinel,
+    topology_ = std::make_unique<Sentinel>(loop_, std::move(master), std::move(sentinel),
+                                           replica_policy(config_.replica_sync, true), config_.sentinel,
                                            config_.command_timeout);
   } else if (config_.cluster.seeds.empty()) {
-    topology_ = std::make_unique<SingleServer>(loop_, connection_options(config_, id_));
+    topology_ = std::make_unique<SingleServer>(loop_, connection_options(config_, id_),
+                                               replica_policy(config_.replica_sync, false));
   } else {
     auto options = connection_options(config_, id_);
     // Each node's own host, unless one name was configured for all.
     options.tls_server_name = config_.tls.server_name;
-    topology_ = std::make_unique<Cluster>(loop_, std::move(options), config_.cluster, config_.command_timeout);
+    topology_ = std::make_unique<Cluster>(loop_, std::move(options), replica_policy(config_.replica_sync, true),
+                                          config_.cluster, config_.command_timeout);
   }
   loop_.post([this] { topology_->start(); });
 }

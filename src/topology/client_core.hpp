@@ -53,8 +53,9 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
 
   // Shorthands of the topology's: routed by the first key.
   void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
-                  clock::time_point deadline, bool idempotent, Connection::Handler handler) {
-    topology_->run_script(script, keys, args, deadline, idempotent, std::move(handler));
+                  clock::time_point deadline, bool idempotent, Connection::Handler handler,
+                  replica_wait wait = replica_wait::none) {
+    topology_->run_script(script, keys, args, deadline, idempotent, std::move(handler), wait);
   }
   void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline, bool idempotent,
             Connection::Handler handler) {

@@ -63,10 +63,11 @@ struct Cluster::Routed : RoutedCommand {
   std::optional<NodeAddress> ask;  // the next send is ASKING + argv, there
 };
 
-Cluster::Cluster(EventLoop& loop, ConnectionOptions options, const ClusterConfig& config,
+Cluster::Cluster(EventLoop& loop, ConnectionOptions options, ReplicaPolicy replicas, const ClusterConfig& config,
                  std::chrono::milliseconds command_timeout)
     : loop_(loop),
       options_(std::move(options)),
+      replicas_(replicas),
       config_(config),
       command_timeout_(command_timeout),
       parked_(loop),
@@ -116,9 +117,9 @@ void Cluster::send(std::vector<std::string> argv, std::string_view route_key, cl
 
 void Cluster::run_script(const Script& script, const std::vector<std::string>& keys,
                          const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
-                         Connection::Handler handler) {
+                         Connection::Handler handler, replica_wait wait) {
   auto routed = std::make_shared<Routed>(config_.max_redirects);
-  prepare(*routed, {}, &script, keys, args, deadline, idempotent, std::move(handler));
+  prepare(*routed, {}, &script, keys, args, deadline, idempotent, std::move(handler), wait);
   routed->slot = keys.empty() ? 0 : keys::slot(keys.front());
   routed->placeholder = !sharded_.has_value();
   dispatch(std::move(routed));
@@ -139,7 +140,8 @@ void Cluster::dispatch(std::shared_ptr<Routed> routed) {
     NodeAddress to = std::move(*routed->ask);
     routed->ask.reset();
     auto node = node_at(to);
-    return node->send_asking(routed->argv, routed->script, routed->deadline, routed->idempotent, reply_to(to));
+    return node->send_asking(routed->argv, routed->script, routed->deadline, routed->idempotent, reply_to(to),
+                             routed->wait);
   }
   const NodeAddress* master = map_ ? map_->master_of(routed->slot) : nullptr;
   if (master == nullptr || routed->placeholder) {
@@ -150,7 +152,7 @@ void Cluster::dispatch(std::shared_ptr<Routed> routed) {
     return refresh_in(have_table ? troubled_refresh : std::chrono::milliseconds{0});
   }
   NodeAddress to = *master;  // the table may change before the answer
-  node_at(to)->send(routed->argv, routed->deadline, routed->idempotent, reply_to(to), routed->script);
+  node_at(to)->send(routed->argv, routed->deadline, routed->idempotent, reply_to(to), routed->script, routed->wait);
 }
 
 void Cluster::answered(const std::shared_ptr<Routed>& routed, const NodeAddress& from, Response&& response) {
@@ -230,7 +232,7 @@ std::shared_ptr<Node> Cluster::node_at(const NodeAddress& address) {
   auto name = address.to_string();
   auto it = nodes_.find(name);
   if (it != nodes_.end()) return it->second;
-  auto node = std::make_shared<Node>(loop_, options_at(options_, address));
+  auto node = std::make_shared<Node>(loop_, options_at(options_, address), replicas_);
   node->set_sharded(sharded_.value_or(false));
   node->on_refused([this](const Reply& refusal) {
     if (closed_) return;

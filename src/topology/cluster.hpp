@@ -26,7 +26,7 @@ class Cluster final : public Topology {
  public:
   // `options`: what every node's connections share (credentials, TLS,
   // timeouts); host and port are each node's own.
-  Cluster(EventLoop& loop, ConnectionOptions options, const ClusterConfig& config,
+  Cluster(EventLoop& loop, ConnectionOptions options, ReplicaPolicy replicas, const ClusterConfig& config,
           std::chrono::milliseconds command_timeout);
   ~Cluster() override;
 
@@ -35,7 +35,7 @@ class Cluster final : public Topology {
   void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline, bool idempotent,
             Connection::Handler handler) override;
   void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
-                  clock::time_point deadline, bool idempotent, Connection::Handler handler) override;
+                  clock::time_point deadline, bool idempotent, Connection::Handler handler, replica_wait wait) override;
   std::shared_ptr<Node> node_for(std::string_view key) override;
   std::string describe(std::string_view key) const override;
   std::string server_of(std::string_view key) override;
@@ -70,6 +70,7 @@ class Cluster final : public Topology {
 
   EventLoop& loop_;
   ConnectionOptions options_;
+  ReplicaPolicy replicas_;
   ClusterConfig config_;
   std::chrono::milliseconds command_timeout_;
   std::string label_;

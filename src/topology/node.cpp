@@ -1,5 +1,7 @@
 #include "topology/node.hpp"
 
+#include "topology/synced_writes.hpp"
+
 #include <algorithm>
 #include <random>
 
@@ -60,16 +62,21 @@ struct Node::Attempt {
   clock::time_point deadline;
   bool idempotent = false;
   bool asking = false;  // ASKING goes just before it, each time it is sent
+  replica_wait wait = replica_wait::none;
   int refusals = 0;
   Connection::Handler handler;
 };
 
-Node::Node(EventLoop& loop, const ConnectionOptions& options)
+Node::Node(EventLoop& loop, const ConnectionOptions& options, ReplicaPolicy replicas)
     : loop_(loop),
       options_(options),
       log_(options.log),
       refused_backoff_(std::chrono::milliseconds{5}, std::chrono::milliseconds{500}, std::random_device{}()),
-      commands_(loop, options) {}
+      commands_(loop, options) {
+  if (replicas.on()) synced_ = std::make_unique<SyncedWrites>(loop, options, replicas, commands_);
+}
+
+Node::~Node() = default;
 
 PubSub& Node::pubsub() {
   if (!pubsub_) {
@@ -91,6 +98,7 @@ PubSub& Node::pubsub() {
 void Node::start(bool with_subscriber) {
   started_ = true;
   commands_.start();
+  if (synced_) synced_->start();
   if (with_subscriber) pubsub().start();
 }
 
@@ -98,6 +106,7 @@ void Node::close() {
   if (closed_) return;
   closed_ = true;
   if (pubsub_) pubsub_->close();
+  if (synced_) synced_->close();
   commands_.close();
   fail_backing_off(Response{make_error_code(errc::shut_down), {}});
 }
@@ -107,6 +116,7 @@ void Node::retire(const std::string& why) {
   closed_ = true;
   retired_ = true;
   if (pubsub_) pubsub_->retire();
+  if (synced_) synced_->retire(why);
   commands_.retire(why);
   Response not_run{make_error_code(errc::connection_lost), {}};
   not_run.not_run = true;
@@ -125,7 +135,7 @@ void Node::fail_backing_off(const Response& response) {
 }
 
 void Node::send_asking(std::vector<std::string> argv, const Script* script, clock::time_point deadline,
-                       bool idempotent, Connection::Handler handler) {
+                       bool idempotent, Connection::Handler handler, replica_wait wait) {
   auto attempt = std::make_shared<Attempt>();
   attempt->argv = std::move(argv);
   if (script != nullptr && attempt->argv[0] == "EVALSHA") {
@@ -133,6 +143,7 @@ void Node::send_asking(std::vector<std::string> argv, const Script* script, cloc
     attempt->argv[1] = script->body;
   }
   attempt->asking = true;
+  attempt->wait = wait;
   attempt->deadline = deadline;
   attempt->idempotent = idempotent;
   attempt->handler = std::move(handler);
@@ -140,10 +151,11 @@ void Node::send_asking(std::vector<std::string> argv, const Script* script, cloc
 }
 
 void Node::send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent,
-                Connection::Handler handler, const Script* script) {
+                Connection::Handler handler, const Script* script, replica_wait wait) {
   auto attempt = std::make_shared<Attempt>();
   attempt->argv = std::move(argv);
   attempt->script = script;
+  attempt->wait = wait;
   attempt->deadline = deadline;
   attempt->idempotent = idempotent;
   attempt->handler = std::move(handler);
@@ -152,17 +164,14 @@ void Node::send(std::vector<std::string> argv, clock::time_point deadline, bool 
 
 void Node::run_script(const Script& script, const std::vector<std::string>& keys,
                       const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
-                      Connection::Handler handler) {
-  send(eval_argv("EVALSHA", script.sha1, keys, args), deadline, idempotent, std::move(handler), &script);
+                      Connection::Handler handler, replica_wait wait) {
+  send(eval_argv("EVALSHA", script.sha1, keys, args), deadline, idempotent, std::move(handler), &script, wait);
 }
 
 void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
   // The connection keeps its own copy of argv; ours stays for a resend.
   auto argv = attempt->argv;
-  // ASKING's own answer (+OK) is of no interest; the two go out together, in
-  // order, so the command is the one it applies to.
-  if (attempt->asking) commands_.send({"ASKING"}, attempt->deadline, true, [](Response&&) {});
-  commands_.send(std::move(argv), attempt->deadline, attempt->idempotent, [this, attempt](Response&& response) {
+  auto answered = [this, attempt](Response&& response) {
     auto kind = classify(response.reply);
     if (response.error || !did_not_run(kind)) return attempt->handler(std::move(response));
     if (attempt->script != nullptr && kind == reply_class::did_not_run_noscript && attempt->argv[0] == "EVALSHA") {
@@ -191,7 +200,15 @@ void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
       send_attempt(attempt);
     });
     backing_off_.emplace(*timer, attempt);
-  });
+  };
+  if (synced_ && attempt->wait != replica_wait::none) {
+    return synced_->send(std::move(argv), attempt->asking, attempt->deadline, attempt->idempotent, attempt->wait,
+                         std::move(answered));
+  }
+  // ASKING's own answer (+OK) is of no interest; the two go out together, in
+  // order, so the command is the one it applies to.
+  if (attempt->asking) commands_.send({"ASKING"}, attempt->deadline, true, [](Response&&) {});
+  commands_.send(std::move(argv), attempt->deadline, attempt->idempotent, std::move(answered));
 }
 
 }  // namespace warden::detail

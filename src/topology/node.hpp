@@ -12,13 +12,19 @@
 #include "io/connection.hpp"
 #include "io/pubsub.hpp"
 #include "topology/node_address.hpp"
+#include "topology/replica_sync.hpp"
 #include "topology/script.hpp"
 
 namespace warden::detail {
 
+class SyncedWrites;
+
 class Node {
  public:
-  Node(EventLoop& loop, const ConnectionOptions& options);
+  // `replicas` on: lock writes sent with a replica_wait go on synced
+  // connections and are followed by WAIT (see SyncedWrites).
+  Node(EventLoop& loop, const ConnectionOptions& options, ReplicaPolicy replicas = {});
+  ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
@@ -46,8 +52,10 @@ class Node {
   // command is sent again after a short back-off. At the deadline the handler
   // gets errc::timed_out with Response::not_run set and the last refusal.
   // `script` set: argv is an EVALSHA of it, sent again as EVAL on NOSCRIPT.
+  // `wait` other than none, with replica_sync on: a lock write, sent on a
+  // synced connection and followed by WAIT (SyncedWrites::send).
   void send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent, Connection::Handler handler,
-            const Script* script = nullptr);
+            const Script* script = nullptr, replica_wait wait = replica_wait::none);
 
   // Told each time the server refuses a command as not run (TRYAGAIN,
   // CLUSTERDOWN, LOADING, ...; not NOSCRIPT), before the retry, and when the
@@ -59,13 +67,14 @@ class Node {
   // (first use, SCRIPT FLUSH, a restarted server); retried like send() while
   // the server refuses to run it.
   void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
-                  clock::time_point deadline, bool idempotent, Connection::Handler handler);
+                  clock::time_point deadline, bool idempotent, Connection::Handler handler,
+                  replica_wait wait = replica_wait::none);
 
   // A cluster's ASK redirection: ASKING then the command, back to back on
   // the command connection, once. A script goes as EVAL with its body: a
   // NOSCRIPT answer would resend it without the ASKING before it.
   void send_asking(std::vector<std::string> argv, const Script* script, clock::time_point deadline, bool idempotent,
-                   Connection::Handler handler);
+                   Connection::Handler handler, replica_wait wait = replica_wait::none);
 
  private:
   struct Attempt;
@@ -81,6 +90,7 @@ class Node {
   std::unordered_map<TimerQueue::id, std::shared_ptr<Attempt>> backing_off_;
   Connection commands_;
   std::unique_ptr<PubSub> pubsub_;
+  std::unique_ptr<SyncedWrites> synced_;  // replica_sync on
   bool sharded_ = false;
   bool started_ = false;
   bool closed_ = false;

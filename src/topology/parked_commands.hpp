@@ -24,6 +24,7 @@ struct RoutedCommand {
   const Script* script = nullptr;  // set: argv is an EVALSHA of it
   clock::time_point deadline;
   bool idempotent = false;
+  replica_wait wait = replica_wait::none;
   Connection::Handler handler;
   int reroutes = 0;          // sent again after a node did not run it
   TimerQueue::id timer = 0;  // parked: its deadline
@@ -33,11 +34,13 @@ struct RoutedCommand {
 // EVALSHA of it for `keys` and `args` (argv then unused).
 inline void prepare(RoutedCommand& command, std::vector<std::string> argv, const Script* script,
                     const std::vector<std::string>& keys, const std::vector<std::string>& args,
-                    clock::time_point deadline, bool idempotent, Connection::Handler handler) {
+                    clock::time_point deadline, bool idempotent, Connection::Handler handler,
+                    replica_wait wait = replica_wait::none) {
   command.argv = script != nullptr ? eval_argv("EVALSHA", script->sha1, keys, args) : std::move(argv);
   command.script = script;
   command.deadline = deadline;
   command.idempotent = idempotent;
+  command.wait = wait;
   command.handler = std::move(handler);
 }
 

@@ -25,10 +25,11 @@ std::optional<std::uint16_t> port_of(std::string_view text) {
 
 }  // namespace
 
-Sentinel::Sentinel(EventLoop& loop, ConnectionOptions master, ConnectionOptions sentinel,
+Sentinel::Sentinel(EventLoop& loop, ConnectionOptions master, ConnectionOptions sentinel, ReplicaPolicy replicas,
                    const SentinelConfig& config, std::chrono::milliseconds command_timeout)
     : loop_(loop),
       master_options_(std::move(master)),
+      replicas_(replicas),
       sentinel_options_(std::move(sentinel)),
       config_(config),
       command_timeout_(command_timeout),
@@ -98,9 +99,9 @@ void Sentinel::send(std::vector<std::string> argv, std::string_view, clock::time
 
 void Sentinel::run_script(const Script& script, const std::vector<std::string>& keys,
                           const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
-                          Connection::Handler handler) {
+                          Connection::Handler handler, replica_wait wait) {
   auto routed = std::make_shared<RoutedCommand>();
-  prepare(*routed, {}, &script, keys, args, deadline, idempotent, std::move(handler));
+  prepare(*routed, {}, &script, keys, args, deadline, idempotent, std::move(handler), wait);
   dispatch(std::move(routed));
 }
 
@@ -118,7 +119,8 @@ void Sentinel::dispatch(std::shared_ptr<RoutedCommand> routed) {
   auto node = master_;
   node->send(
       routed->argv, routed->deadline, routed->idempotent,
-      [this, routed, node](Response&& response) { answered(routed, node, std::move(response)); }, routed->script);
+      [this, routed, node](Response&& response) { answered(routed, node, std::move(response)); }, routed->script,
+      routed->wait);
 }
 
 void Sentinel::answered(const std::shared_ptr<RoutedCommand>& routed, const std::shared_ptr<Node>& node,
@@ -202,7 +204,7 @@ void Sentinel::confirm_role(const SentinelResolver::Step& step) {
   } else {
     if (!candidate_ || candidate_->server() != step.to.to_string()) {
       if (candidate_) candidate_->close();
-      candidate_ = std::make_shared<Node>(loop_, options_at(master_options_, step.to));
+      candidate_ = std::make_shared<Node>(loop_, options_at(master_options_, step.to), replicas_);
       candidate_->start(false);
     }
     node = candidate_;
@@ -233,7 +235,7 @@ void Sentinel::use_master(const NodeAddress& address) {
     if (candidate_ && candidate_->server() == name) {
       master_ = std::move(candidate_);
     } else {
-      master_ = std::make_shared<Node>(loop_, options_at(master_options_, address));
+      master_ = std::make_shared<Node>(loop_, options_at(master_options_, address), replicas_);
       master_->start(false);
     }
     master_->pubsub();  // waiters find the subscriber connecting already

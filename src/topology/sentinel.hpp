@@ -28,8 +28,8 @@ class Sentinel final : public Topology {
   // `master`: what the master's connections use (credentials, TLS,
   // database; host and port come from the sentinels). `sentinel`: the same
   // for the sentinels' connections, with their own credentials.
-  Sentinel(EventLoop& loop, ConnectionOptions master, ConnectionOptions sentinel, const SentinelConfig& config,
-           std::chrono::milliseconds command_timeout);
+  Sentinel(EventLoop& loop, ConnectionOptions master, ConnectionOptions sentinel, ReplicaPolicy replicas,
+           const SentinelConfig& config, std::chrono::milliseconds command_timeout);
   ~Sentinel() override;
 
   void start() override;
@@ -37,7 +37,7 @@ class Sentinel final : public Topology {
   void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline, bool idempotent,
             Connection::Handler handler) override;
   void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
-                  clock::time_point deadline, bool idempotent, Connection::Handler handler) override;
+                  clock::time_point deadline, bool idempotent, Connection::Handler handler, replica_wait wait) override;
   std::shared_ptr<Node> node_for(std::string_view) override { return master_; }
   std::string describe(std::string_view) const override { return label_; }
   std::string server_of(std::string_view) override;
@@ -65,6 +65,7 @@ class Sentinel final : public Topology {
 
   EventLoop& loop_;
   ConnectionOptions master_options_;
+  ReplicaPolicy replicas_;
   ConnectionOptions sentinel_options_;
   SentinelConfig config_;
   std::chrono::milliseconds command_timeout_;

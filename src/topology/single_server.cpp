@@ -2,8 +2,8 @@
 
 namespace warden::detail {
 
-SingleServer::SingleServer(EventLoop& loop, const ConnectionOptions& options)
-    : node_(std::make_shared<Node>(loop, options)), label_(node_->server()) {}
+SingleServer::SingleServer(EventLoop& loop, const ConnectionOptions& options, ReplicaPolicy replicas)
+    : node_(std::make_shared<Node>(loop, options, replicas)), label_(node_->server()) {}
 
 void SingleServer::send(std::vector<std::string> argv, std::string_view, clock::time_point deadline, bool idempotent,
                         Connection::Handler handler) {
@@ -12,8 +12,8 @@ void SingleServer::send(std::vector<std::string> argv, std::string_view, clock::
 
 void SingleServer::run_script(const Script& script, const std::vector<std::string>& keys,
                               const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
-                              Connection::Handler handler) {
-  node_->run_script(script, keys, args, deadline, idempotent, std::move(handler));
+                              Connection::Handler handler, replica_wait wait) {
+  node_->run_script(script, keys, args, deadline, idempotent, std::move(handler), wait);
 }
 
 }  // namespace warden::detail

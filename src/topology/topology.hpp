@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "io/connection.hpp"
+#include "topology/replica_sync.hpp"
 #include "topology/script.hpp"
 
 namespace warden::detail {
@@ -31,10 +32,11 @@ class Topology {
   // Node::send.
   virtual void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline,
                     bool idempotent, Connection::Handler handler) = 0;
-  // EVALSHA/EVAL of `script`, routed by keys.front().
+  // EVALSHA/EVAL of `script`, routed by keys.front(). `wait`: a lock write
+  // that waits for replicas when Config::replica_sync is on (Node::send).
   virtual void run_script(const Script& script, const std::vector<std::string>& keys,
                           const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
-                          Connection::Handler handler) = 0;
+                          Connection::Handler handler, replica_wait wait) = 0;
 
   // The node serving `key` now, for its subscriber connection and its
   // connection state; nullptr when no node is known to serve it (a cluster

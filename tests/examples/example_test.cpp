@@ -52,7 +52,7 @@ TEST(Examples, MetricsPrintsAPrometheusScrapeOfWhatItDid) {
 }
 
 TEST(Examples, ClusterTakesLocksOnSeveralMastersAndWakesAWaiterThroughAShardChannel) {
-  RedisCluster cluster({3, 0, {}});
+  RedisCluster cluster({3, 1, {}});  // replicas: the example's writes wait for them
   auto run = run_program(WARDEN_EXAMPLE_CLUSTER, {cluster.url()}, 60s);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("held order:1001, order:1002 and order:1003 together"), std::string::npos) << run.out;

@@ -414,7 +414,9 @@ TEST(ClusterBadInput, AKeyInAnUncoveredSlotFailsWithClusterErrorNamingTheSlot) {
   }
   ASSERT_TRUE(eventually([&] { return cluster.master_of_slot(static_cast<std::uint16_t>(first)) == -1; }));
 
-  Client client(cluster_config(cluster));
+  Config config = cluster_config(cluster);
+  config.replica_sync.mode = replica_sync_mode::off;  // a cluster without replicas
+  Client client(config);
   std::string orphan;
   for (int i = 0; orphan.empty(); ++i) {
     auto name = "orphan-" + std::to_string(i);
@@ -463,7 +465,9 @@ void move_slot(RedisCluster& cluster, std::uint16_t slot, std::size_t from, std:
 }
 
 TEST(ClusterResharding, AHeldAndAwaitedLockFollowsItsSlotThroughAskThenMoved) {
-  RedisCluster cluster({3, 0, {}});
+  // With replicas: the lock writes wait for them (replica_sync), so ASKING
+  // goes on the synced connections too.
+  RedisCluster cluster({3, 1, {}});
   Config config = cluster_config(cluster);
   config.lock_watchdog_timeout = 3s;  // renewals every second, through the move
   Log log;
@@ -529,15 +533,19 @@ long long hold_and_wait_through_failover(bool hard) {
   Lock held = holder.get_lock(name);
   std::atomic<int> lost{0};
   auto subscription = held.subscribe_lost([&](const LockLost&) { ++lost; });
-  held.lock();
+  held.lock();  // the replica has it: replica_sync waited for it
   RedisProbe master(cluster.first_master(0));
-  EXPECT_EQ(master.command({"WAIT", "1", "2000"}).integer, 1);
   auto got = std::async(std::launch::async, [&] { return waiter.get_lock(name).try_lock_for(60s); });
   EXPECT_TRUE(eventually([&] { return shard_subscribers(master, keys::lock_channel(name)) == 1; }));
 
   auto started = steady::now();
   if (hard) {
     cluster.first_master(0).kill();
+    // The promoted replica has no replica of its own: lock writes there are
+    // refused (replica_sync) until the old master is back as one, which the
+    // waiter's wait covers.
+    await_master(cluster, slot, 3, 20s);
+    cluster.first_master(0).start();
   } else {
     RedisProbe(cluster.first_replica(0)).command({"CLUSTER", "FAILOVER"});
   }
@@ -564,23 +572,63 @@ TEST(ClusterFailover, AMasterKilledWithItsHoldReplicatedFailsOverAndTheWaiterGet
   RecordProperty("kill_to_waiter_ms", static_cast<int>(took));
 }
 
-TEST(ClusterFailover, AHoldThatDidNotReachTheReplicaIsReportedLost) {
-  RedisCluster cluster({3, 1, {}});
-  Config config = cluster_config(cluster);
-  config.lock_watchdog_timeout = 9s;
-  Client holder(config);
-  auto& master_node = cluster.first_master(0);
+// Cuts master 0's replica off for good (a reconnect is refused: it now
+// sends a password the master does not have).
+void cut_off_replica(RedisCluster& cluster) {
   RedisProbe replica(cluster.first_replica(0));
   replica.command({"READONLY"});
-  // Cut the replica off its master for good (a reconnect would be refused:
-  // it now sends a password the master does not have), then take the lock:
-  // the hold is on the master only.
   ASSERT_FALSE(replica.command({"CONFIG", "SET", "masterauth", "not-the-masters"}).is_error());
   replica.command({"CLIENT", "KILL", "TYPE", "master"});
   ASSERT_TRUE(eventually([&] {
     auto info = replica.command({"INFO", "replication"}).str;
     return info.find("master_link_status:down") != std::string::npos;
   }));
+}
+
+// replica_sync (on by default for a cluster): a master without a replica
+// takes no lock. The call fails naming the reason, and writes nothing.
+TEST(ClusterReplicaSync, AnAcquireOnAMasterWithoutItsReplicaFailsAndWritesNothing) {
+  RedisCluster cluster({3, 1, {}});
+  cut_off_replica(cluster);
+  Log log;
+  Config config = cluster_config(cluster);
+  log.watch(config);
+  Client client(config);
+  auto name = name_on(cluster, 0, "unreplicated-");
+  RedisProbe master(cluster.first_master(0));
+  auto before = master.script_calls();
+  auto started = steady::now();
+  try {
+    client.get_lock(name).try_lock_for(1s);
+    ADD_FAILURE() << "locked on a master without replicas";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::replica_sync_failed) << error.what();
+    EXPECT_NE(std::string(error.what()).find("has 0 replicas attached and replica_sync (at-least-one) needs 1"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_LT(elapsed_ms(started), 1'000 + 500);
+  EXPECT_FALSE(master.exists(name));
+  EXPECT_EQ(master.script_calls(), before) << "an acquire was sent to a master without replicas";
+  // Another master, with its replica, takes locks as before.
+  Lock other = client.get_lock(name_on(cluster, 1, "replicated-"));
+  other.lock();
+  other.unlock();
+  EXPECT_NE(log.all().find("has 0 replicas attached"), std::string::npos) << log.all();
+}
+
+// With replica_sync off a hold the replica never had is lost with its
+// master (DESIGN §7); the holder is told.
+TEST(ClusterFailover, WithReplicaSyncOffAHoldThatDidNotReachTheReplicaIsReportedLost) {
+  RedisCluster cluster({3, 1, {}});
+  Config config = cluster_config(cluster);
+  config.lock_watchdog_timeout = 9s;
+  config.replica_sync.mode = replica_sync_mode::off;
+  Client holder(config);
+  auto& master_node = cluster.first_master(0);
+  cut_off_replica(cluster);
+  RedisProbe replica(cluster.first_replica(0));
+  replica.command({"READONLY"});
   auto name = name_on(cluster, 0, "unreplicated-");
   Lock held = holder.get_lock(name);
   held.lock();

@@ -29,8 +29,6 @@ Config sentinel_config(const RedisSentinelGroup& group) {
   return config;
 }
 
-long long script_calls(RedisProbe& probe) { return probe.command_calls("evalsha") + probe.command_calls("eval"); }
-
 TEST(Sentinel, EveryLockKindWorksOnTheMasterTheSentinelsName) {
   RedisSentinelGroup group;
   Client client(sentinel_config(group));
@@ -59,12 +57,35 @@ TEST(Sentinel, EveryLockKindWorksOnTheMasterTheSentinelsName) {
   EXPECT_FALSE(replica.command({"EXISTS", "s-lock"}).integer);
 }
 
+RedisSentinelOptions with_replicas(std::size_t replicas) {
+  RedisSentinelOptions options;
+  options.replicas = replicas;
+  return options;
+}
+
+// The data node the sentinels promote after `old` stopped being master,
+// once it is master by every running sentinel's word and its own.
+std::size_t new_master(RedisSentinelGroup& group, std::size_t old) {
+  int index = -1;
+  if (!eventually([&] {
+        index = group.master_index();
+        return index >= 0 && static_cast<std::size_t>(index) != old;
+      }, 20s)) {
+    throw std::runtime_error("no replica was promoted within 20 s");
+  }
+  group.wait_for_master(static_cast<std::size_t>(index), 20s);
+  return static_cast<std::size_t>(index);
+}
+
 // A holder and a waiter through a failover. `kill`: the master is killed
 // (kill -9) after its replica acknowledged the hold; else the sentinels are
 // asked to fail over (SENTINEL FAILOVER). Returns the milliseconds from the
 // failover's start until the waiter held the lock.
 long long hold_and_wait_through_failover(bool kill) {
-  RedisSentinelGroup group;
+  // Two replicas: the lock writes wait for one (replica_sync's default), and
+  // the promoted replica has the other at once, while the old master would
+  // take the sentinels ~10 s to turn into a replica.
+  RedisSentinelGroup group(with_replicas(2));
   Config config = sentinel_config(group);
   config.lock_watchdog_timeout = 9s;  // longer than a failover takes here
   config.command_timeout = 10s;       // a release sent at the failover waits for it
@@ -75,7 +96,7 @@ long long hold_and_wait_through_failover(bool kill) {
   auto subscription = held.subscribe_lost([&](const LockLost&) { ++lost; });
   held.lock();
   RedisProbe master(group.node(0));
-  EXPECT_EQ(master.command({"WAIT", "1", "2000"}).integer, 1);
+  EXPECT_EQ(master.command({"WAIT", "2", "2000"}).integer, 2);
   auto got = std::async(std::launch::async, [&] {
     Lock lock = waiter.get_lock("failing-over");
     if (!lock.try_lock_for(60s)) return false;
@@ -89,9 +110,8 @@ long long hold_and_wait_through_failover(bool kill) {
     group.node(0).kill();
   } else {
     RedisProbe(group.sentinel(0)).command({"SENTINEL", "FAILOVER", group.master_name()});
-    group.wait_for_master(1, 20s);
     // The hold lives on, renewed on the promoted replica.
-    RedisProbe promoted(group.node(1));
+    RedisProbe promoted(group.node(new_master(group, 0)));
     EXPECT_TRUE(eventually([&] { return promoted.pttl("failing-over") > 8'000; }, 8s));
   }
   // Released now: after a kill, the release waits for the new master (its
@@ -100,7 +120,7 @@ long long hold_and_wait_through_failover(bool kill) {
   EXPECT_TRUE(got.get());
   auto took = elapsed_ms(started);
   EXPECT_EQ(lost.load(), 0);
-  group.wait_for_master(1, 20s);
+  new_master(group, 0);
   return took;
 }
 
@@ -115,7 +135,7 @@ TEST(Sentinel, AMasterKilledWithItsHoldReplicatedFailsOverAndTheWaiterGetsTheLoc
 }
 
 TEST(Sentinel, TheOldMasterKeptAliveAfterTheSwitchGetsNoLockWrites) {
-  RedisSentinelGroup group;
+  RedisSentinelGroup group(with_replicas(2));
   Client client(sentinel_config(group));
   Lock lock = client.get_lock("after-switch");
   lock.lock();
@@ -124,17 +144,17 @@ TEST(Sentinel, TheOldMasterKeptAliveAfterTheSwitchGetsNoLockWrites) {
   // replica. Then it comes back, still believing it is the master until the
   // sentinels reconfigure it.
   group.node(0).pause();
-  group.wait_for_master(1, 20s);
+  auto promoted_index = new_master(group, 0);
   group.node(0).resume();
   RedisProbe old_master(group.node(0));
-  auto before = script_calls(old_master);
+  auto before = old_master.script_calls();
   for (int i = 0; i < 5; ++i) {
     lock.lock();
     lock.unlock();
   }
-  EXPECT_EQ(script_calls(old_master), before) << "lock writes reached the old master";
-  RedisProbe promoted(group.node(1));
-  EXPECT_GE(script_calls(promoted), 10);
+  EXPECT_EQ(old_master.script_calls(), before) << "lock writes reached the old master";
+  RedisProbe promoted(group.node(promoted_index));
+  EXPECT_GE(promoted.script_calls(), 10);
 }
 
 TEST(Sentinel, AMasterDemotedBehindTheSentinelsBacksIsLeftAtItsFirstReadonly) {
@@ -156,7 +176,7 @@ TEST(Sentinel, AMasterDemotedBehindTheSentinelsBacksIsLeftAtItsFirstReadonly) {
   RedisProbe other(group.node(1));
   ASSERT_FALSE(other.command({"REPLICAOF", "NO", "ONE"}).is_error());
   ASSERT_FALSE(old_master.command({"REPLICAOF", "127.0.0.1", std::to_string(group.node(1).port())}).is_error());
-  auto before = script_calls(old_master);
+  auto before = old_master.script_calls();
   // The acquire meets READONLY: warden lets go of that server at once and
   // asks the sentinels again. They name it still, and ROLE says it is no
   // master, so nothing more is sent there: the call fails by its deadline
@@ -170,14 +190,16 @@ TEST(Sentinel, AMasterDemotedBehindTheSentinelsBacksIsLeftAtItsFirstReadonly) {
     EXPECT_NE(std::string(error.what()).find("ROLE says slave"), std::string::npos) << error.what();
   }
   EXPECT_LT(elapsed_ms(started), 2'000 + 1'000);
-  EXPECT_EQ(script_calls(old_master), before + 1) << "more than the one write that met READONLY";
+  EXPECT_EQ(old_master.script_calls(), before + 1) << "more than the one write that met READONLY";
   EXPECT_FALSE(other.exists("demoted"));
   std::lock_guard<std::mutex> guard(mutex);
   EXPECT_NE(log.find("answered READONLY: it is no master any more"), std::string::npos) << log;
 }
 
 TEST(SentinelBadInput, AnUnknownMasterNameFailsWithRoutingFailedNamingIt) {
-  RedisSentinelGroup group({0, 1});
+  RedisSentinelOptions options = with_replicas(0);
+  options.sentinels = 1;
+  RedisSentinelGroup group(options);
   Config config = sentinel_config(group);
   config.sentinel.master_name = "no-such-master";
   Client client(config);
@@ -218,6 +240,7 @@ TEST(SentinelBadInput, AWrongSentinelPasswordFailsWithAuthenticationFailed) {
   options.sentinel_password = "sentinel-secret";
   RedisSentinelGroup group(options);
   Config config = sentinel_config(group);
+  config.replica_sync.mode = replica_sync_mode::off;  // a master without replicas
   config.sentinel.password = "s3cr3t-typo";
   config.command_timeout = 1s;
   Client client(config);

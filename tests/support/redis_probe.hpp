@@ -55,6 +55,8 @@ class RedisProbe {
   // Calls of `command` since start (or CONFIG RESETSTAT) according to INFO
   // commandstats, e.g. "evalsha" reads cmdstat_evalsha. 0 when never called.
   long long command_calls(const std::string& command);
+  // Scripts run since start: EVALSHA and EVAL calls.
+  long long script_calls() { return command_calls("evalsha") + command_calls("eval"); }
 
  private:
   void connect();

@@ -38,6 +38,9 @@ TEST(ConfigDefaults, MatchDocumentedValues) {
   EXPECT_EQ(config.tls.server_name, "");
   EXPECT_TRUE(config.tls.verify_peer);
   EXPECT_EQ(config.tls.min_version, warden::tls_version::tls1_2);
+  EXPECT_EQ(config.replica_sync.mode, warden::replica_sync_mode::automatic);
+  EXPECT_EQ(config.replica_sync.replicas, 1);
+  EXPECT_EQ(config.replica_sync.timeout, 1s);
 }
 
 TEST(ConfigFromUrl, HostOnlyKeepsDefaults) {
@@ -249,6 +252,12 @@ TEST(ConfigValidate, RefusesEachFieldOutOfRange) {
       {"tls.cert_file", [](Config& c) { c.tls.cert_file = "client.crt"; }},
       {"tls.key_file", [](Config& c) { c.tls.key_file = "client.key"; }},
       {"tls.min_version", [](Config& c) { c.tls.min_version = static_cast<warden::tls_version>(7); }},
+      {"replica_sync.mode", [](Config& c) { c.replica_sync.mode = static_cast<warden::replica_sync_mode>(42); }},
+      {"replica_sync.replicas",
+       [](Config& c) { c.replica_sync.mode = warden::replica_sync_mode::count, c.replica_sync.replicas = 0; }},
+      {"replica_sync.replicas",
+       [](Config& c) { c.replica_sync.mode = warden::replica_sync_mode::count, c.replica_sync.replicas = 1001; }},
+      {"replica_sync.timeout", [](Config& c) { c.replica_sync.timeout = 0ms; }},
   };
   Config{}.validate();
   for (const auto& entry : cases) {

@@ -19,6 +19,7 @@ const std::vector<errc> all_codes = {
     errc::connection_refused, errc::authentication_failed, errc::server_error, errc::invalid_argument,
     errc::shut_down,          errc::quorum_not_reached,    errc::would_deadlock,   errc::wrong_type,
     errc::protocol_error,     errc::tls_verify_failed,     errc::tls_handshake_failed,   errc::routing_failed,
+    errc::replica_sync_failed,
 };
 
 TEST(ErrorCategory, IsNamedWarden) { EXPECT_STREQ(warden::error_category().name(), "warden"); }

@@ -3,6 +3,8 @@
 // renewal tick finds due.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <chrono>
 #include <map>
 #include <memory>
@@ -139,6 +141,39 @@ TEST_F(HoldBookTest, RenewalPlanAndAnswers) {
                          make_error_code(errc::connection_lost), {});
   EXPECT_TRUE(outcome.lost.empty());
   EXPECT_TRUE(outcome.retry);
+}
+
+// A renewal too few replicas acknowledged (replica_sync) extends nothing: a
+// failover could bring back the older expiry. Retried while lease is left;
+// lost once it has run out.
+TEST_F(HoldBookTest, AnUnsyncedRenewalExtendsNothing) {
+  const auto lease = 30s;
+  const auto period = 10s;
+  auto sent = clock::now() - period;
+  book.acquired(lock, 7, std::nullopt, sent);
+  auto plan = book.take_due(clock::now(), lease, period);
+  ASSERT_EQ(plan.due.size(), 1u);
+  auto outcome = book.renewed({{plan.due[0].which, plan.due[0].epoch}}, clock::now(), lease, {}, {1},
+                              "0 of 1 replica acknowledged it within 1000 ms");
+  EXPECT_TRUE(outcome.lost.empty());
+  EXPECT_TRUE(outcome.retry);
+  EXPECT_EQ(book.valid_until(*lock, 7), sent + lease);
+}
+
+TEST_F(HoldBookTest, AHoldWhoseRenewalsAreNeverSyncedIsLostWithItsLease) {
+  const auto lease = 30s;
+  const auto period = 10s;
+  // Taken almost a lease ago: its renewal goes out just before the lease
+  // ends and is answered just after.
+  book.acquired(lock, 7, std::nullopt, clock::now() - lease + 20ms);
+  auto plan = book.take_due(clock::now(), lease, period);
+  ASSERT_EQ(plan.due.size(), 1u);
+  auto sent = clock::now();
+  std::this_thread::sleep_for(30ms);
+  auto outcome = book.renewed({{plan.due[0].which, plan.due[0].epoch}}, sent, lease, {}, {1},
+                              "0 of 1 replica acknowledged it within 1000 ms");
+  ASSERT_EQ(outcome.lost.size(), 1u);
+  EXPECT_NE(outcome.lost[0].second.find("0 of 1 replica acknowledged"), std::string::npos);
 }
 
 TEST_F(HoldBookTest, AFinalReleaseStopsRenewalAtOnce) {
