@@ -23,6 +23,7 @@ std::string master_field(const ProbeReply& reply, const std::string& name) {
 RedisSentinelGroup::RedisSentinelGroup(RedisSentinelOptions options) : options_(std::move(options)) {
   std::vector<std::string> data_args{"--repl-diskless-sync-delay", "0", "--repl-ping-replica-period", "1"};
   data_args.insert(data_args.end(), options_.extra_args.begin(), options_.extra_args.end());
+  master_args_ = data_args;
   nodes_.push_back(std::make_unique<RedisServer>(data_args));
   const std::string master_port = std::to_string(nodes_[0]->port());
   for (std::size_t i = 0; i < options_.replicas; ++i) {
@@ -57,6 +58,8 @@ std::string RedisSentinelGroup::url() const {
   }
   return out + "/" + options_.master_name;
 }
+
+void RedisSentinelGroup::restart_as_master(std::size_t index) { nodes_.at(index)->start(master_args_); }
 
 int RedisSentinelGroup::master_index() {
   for (auto& sentinel : sentinels_) {

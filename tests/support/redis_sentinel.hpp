@@ -55,6 +55,13 @@ class RedisSentinelGroup {
   // `timeout` passes.
   void wait_for_master(std::size_t index, std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+  // Starts the data node at `index` again after a kill, on its port and
+  // with the command line the first master had (no --replicaof): it comes up
+  // as a master with an empty data set, as a promoted node whose
+  // configuration the sentinels rewrote would, and the sentinels then make
+  // it a replica of the master they name. Throws as RedisServer::start().
+  void restart_as_master(std::size_t index);
+
   // As wait_for_master(current master), and every running replica's link to
   // it is up, and every running sentinel knows every other running sentinel
   // and every running replica.
@@ -64,6 +71,7 @@ class RedisSentinelGroup {
   std::string problem_with_master(std::size_t index, bool with_replicas);
 
   RedisSentinelOptions options_;
+  std::vector<std::string> master_args_;  // the first master's extra arguments
   std::vector<std::unique_ptr<RedisServer>> nodes_;
   std::vector<std::unique_ptr<RedisServer>> sentinels_;
 };

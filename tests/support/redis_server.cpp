@@ -99,6 +99,15 @@ reply_ptr run(redisContext* context, std::initializer_list<std::string> args) {
       redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data())));
 }
 
+// The value following "--requirepass", else empty.
+std::string password_in(const std::vector<std::string>& args) {
+  std::string password;
+  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--requirepass") password = args[i + 1];
+  }
+  return password;
+}
+
 }  // namespace
 
 RedisServer::RedisServer(std::vector<std::string> extra_args)
@@ -110,9 +119,7 @@ RedisServer::RedisServer(RedisServerOptions options)
       cluster_(options.cluster),
       sentinel_(!options.sentinel_config.empty()),
       executable_(detail::resolve_program("redis-server", "/usr/bin/redis-server")) {
-  for (std::size_t i = 0; i + 1 < extra_args_.size(); ++i) {
-    if (extra_args_[i] == "--requirepass") password_ = extra_args_[i + 1];
-  }
+  password_ = password_in(extra_args_);
   directory_ = make_temp_directory();
   if (sentinel_) {
     std::ofstream config(directory_ + "/sentinel.conf");
@@ -232,6 +239,13 @@ void RedisServer::stop() {
     detail::wait_blocking(pid);
   }
   pid_.store(-1);
+}
+
+void RedisServer::start(std::vector<std::string> extra_args) {
+  if (running()) return;
+  extra_args_ = std::move(extra_args);
+  password_ = password_in(extra_args_);
+  start();
 }
 
 void RedisServer::start() {

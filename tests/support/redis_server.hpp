@@ -97,6 +97,10 @@ class RedisServer {
   // as the constructor does. If the port is briefly taken it keeps retrying for
   // up to 10 s. No-op if already running. Throws std::runtime_error on failure.
   void start();
+  // As start(), with `extra_args` in place of those given so far, for this
+  // start and every later one (a node whose configuration changed while it
+  // was down). No-op if already running.
+  void start(std::vector<std::string> extra_args);
   // SIGSTOP, returning once the process is stopped: the server keeps its
   // sockets but answers nothing, like a hung or partitioned node.
   void pause();

@@ -1,11 +1,11 @@
 // warden-torture: the multi-process exclusion check.
 //
-//   warden-torture [--cluster | --cluster-kill] KIND [SECONDS]
+//   warden-torture [--cluster | --cluster-kill | --sentinel] KIND [SECONDS]
 //
 // KIND: lock, fair, fenced, spin, rwlock, redlock, or control (the negative control: the
 // workers skip the lock, and the run passes only if the checker sees them
 // overlap). SECONDS defaults to $WARDEN_TORTURE_SECONDS, else 12. The run's
-// name is KIND, or cluster-KIND / cluster-kill-KIND; when
+// name is KIND, or cluster-KIND / cluster-kill-KIND / sentinel-KIND; when
 // $WARDEN_TORTURE_KINDS is set (comma-separated) and does not list that name,
 // the run is skipped (exit code 77).
 //
@@ -21,6 +21,22 @@
 // asynchronous, so such a kill can lose a hold that the old master
 // acknowledged (DESIGN §7): overlaps that such a kill explains are counted
 // and shown apart, and do not fail the run.
+//
+// --sentinel (lock, fair, fenced, spin, rwlock): the workers reach a master
+// with one replica through three Redis Sentinels (a redis+sentinel:// URL;
+// quorum 2, down-after 1 s), two contended locks on it, and the faults are
+// the group's: SENTINEL FAILOVER; kill -9 of the master (the sentinels
+// promote the replica; the node is started again as an empty master, which
+// the sentinels turn into a replica of the new one); SIGSTOP of the replica
+// for 300-800 ms; CLIENT KILL of warden's connections and CLIENT PAUSE on the
+// master; plus the client-side ones below. A fault that fails over first
+// waits until the group is healthy again. SECONDS is at least 24 unless
+// given. Here an overlap after a kill is NOT excused: warden waits for the
+// replica's acknowledgement of every lock write on a Sentinel master
+// (Config::replica_sync), which exists to prevent exactly those. Overlaps
+// that follow a kill (or a failover) are shown apart, so that a failure
+// says what caused it, and fail the run. The figures add the time from each
+// kill -9 until the first section entered afterwards.
 //
 // Several worker processes (warden-torture-worker) × threads contend for a few
 // locks while this controller injects faults one after another: server
@@ -69,6 +85,7 @@
 #include "child_process.hpp"
 #include "redis_cluster.hpp"
 #include "redis_probe.hpp"
+#include "redis_sentinel.hpp"
 #include "redis_server.hpp"
 #include "torture_record.hpp"
 
@@ -81,6 +98,7 @@ using warden::test::ChildProcess;
 using warden::test::ProbeReply;
 using warden::test::RedisCluster;
 using warden::test::RedisProbe;
+using warden::test::RedisSentinelGroup;
 using warden::test::RedisServer;
 namespace fs = std::filesystem;
 
@@ -96,6 +114,25 @@ std::int64_t ms_of(std::int64_t ns) { return ns / 1'000'000; }
 long env_long(const char* name, long fallback) {
   const char* value = std::getenv(name);
   return value && *value ? std::atol(value) : fallback;
+}
+
+// Where the locks live, and so which faults there are.
+enum class topology {
+  single,        // one server (three for redlock)
+  cluster,       // a Redis Cluster
+  cluster_kill,  // a Redis Cluster whose masters may also be killed
+  sentinel,      // a master and a replica watched by three sentinels
+};
+
+// "", "cluster-", "cluster-kill-" or "sentinel-": the run's name is this plus KIND.
+std::string name_prefix(topology where) {
+  switch (where) {
+    case topology::single: return "";
+    case topology::cluster: return "cluster-";
+    case topology::cluster_kill: return "cluster-kill-";
+    case topology::sentinel: return "sentinel-";
+  }
+  return "";
 }
 
 struct fault {
@@ -145,12 +182,14 @@ struct call {
 
 class controller {
  public:
-  // cluster: 0 one server (three for redlock), 1 a Redis Cluster, 2 a Redis
-  // Cluster whose masters may also be killed.
-  controller(std::string kind, int cluster, long seconds, std::string worker_path)
+  controller(std::string kind, topology where, long seconds, std::string worker_path)
       : kind_(std::move(kind)), seconds_(seconds), worker_path_(std::move(worker_path)),
-        random_(static_cast<unsigned>(monotonic_ns())), in_cluster_(cluster > 0), kill_masters_(cluster > 1) {
-    name_ = (cluster == 0 ? "" : cluster == 1 ? "cluster-" : "cluster-kill-") + kind_;
+        random_(static_cast<unsigned>(monotonic_ns())),
+        in_cluster_(where == topology::cluster || where == topology::cluster_kill),
+        in_sentinel_(where == topology::sentinel),
+        kill_masters_(where == topology::cluster_kill || where == topology::sentinel),
+        excuse_kills_(where == topology::cluster_kill) {
+    name_ = name_prefix(where) + kind_;
   }
 
   int run();
@@ -173,6 +212,14 @@ class controller {
   void fault_master_pause();
   void fault_master_kill();
   bool after_master_kill(int lock, std::int64_t from, std::int64_t to) const;
+  const fault* last_failover(int lock, std::int64_t from, std::int64_t to) const;
+  void start_sentinel();
+  int sentinel_master();
+  bool sentinel_settled();
+  void fault_sentinel_failover();
+  void fault_sentinel_kill();
+  void fault_replica_pause();
+  std::string recovery_figures(const std::string& kind) const;
   void fault_server_restart();
   void fault_client_kill();
   void fault_client_pause();
@@ -197,11 +244,15 @@ class controller {
   std::mt19937 random_;
   bool control_ = false;
   bool in_cluster_ = false;
-  bool kill_masters_ = false;
-  std::string name_;                     // KIND, cluster-KIND or cluster-kill-KIND
+  bool in_sentinel_ = false;
+  bool kill_masters_ = false;            // masters are killed (cluster-kill, sentinel)
+  bool excuse_kills_ = false;            // and overlaps a kill explains are allowed (cluster-kill)
+  std::string name_;                     // KIND, cluster-KIND, cluster-kill-KIND or sentinel-KIND
   fs::path run_dir_;
   std::vector<std::unique_ptr<RedisServer>> servers_;
   std::unique_ptr<RedisCluster> cluster_;
+  std::unique_ptr<RedisSentinelGroup> group_;
+  std::int64_t faults_until_ = 0;        // when the calm tail begins
   std::vector<std::string> lock_names_;
   std::vector<int> lock_slots_;          // cluster: each lock's slot
   std::atomic<int>* slots_ = nullptr;
@@ -225,6 +276,7 @@ class controller {
 
 void controller::start_servers() {
   if (in_cluster_) return start_cluster();
+  if (in_sentinel_) return start_sentinel();
   lock_names_ = {"torture:0", "torture:1"};
   if (kind_ == "redlock") {
     for (int i = 0; i < 3; ++i) servers_.push_back(std::make_unique<RedisServer>());
@@ -256,6 +308,7 @@ void controller::start_cluster() {
 
 std::string controller::worker_urls() const {
   if (in_cluster_) return cluster_->url();
+  if (in_sentinel_) return group_->url();
   std::string urls;
   for (auto& server : servers_) urls += (urls.empty() ? "" : " ") + server->url();
   return urls;
@@ -322,10 +375,14 @@ void controller::fault_client_kill() {
 }
 
 void controller::fault_client_pause() {
-  std::size_t index = in_cluster_ ? static_cast<std::size_t>(random_master()) : pick(servers_.size());
-  RedisServer& server = in_cluster_ ? cluster_->node(index) : *servers_[index];
-  std::string text = in_cluster_ ? node_text(static_cast<int>(index)) : "server " + std::to_string(index);
-  long pause_ms = std::uniform_int_distribution<long>(200, 1500)(random_);
+  std::size_t index = in_cluster_    ? static_cast<std::size_t>(random_master())
+                      : in_sentinel_ ? static_cast<std::size_t>(sentinel_master())
+                                     : pick(servers_.size());
+  RedisServer& server = in_cluster_ ? cluster_->node(index) : in_sentinel_ ? group_->node(index) : *servers_[index];
+  std::string text = in_cluster_ || in_sentinel_ ? node_text(static_cast<int>(index)) : "server " + std::to_string(index);
+  // Under the sentinels' down-after (1 s): their pings wait too, and a
+  // longer pause would be a failover.
+  long pause_ms = std::uniform_int_distribution<long>(200, in_sentinel_ ? 800 : 1500)(random_);
   RedisProbe probe(server);
   std::int64_t start = monotonic_ns();
   probe.command({"CLIENT", "PAUSE", std::to_string(pause_ms), "ALL"});
@@ -438,8 +495,10 @@ std::vector<int> controller::locks_on(int node) {
   return locks;
 }
 
-// "node 2 (port 1234, locks torture:0 torture:5)"
+// "node 2 (port 1234, locks torture:0 torture:5)"; for a sentinel group
+// "node 1 (port 1234)", since every lock is on its master.
 std::string controller::node_text(int node) {
+  if (in_sentinel_) return "node " + std::to_string(node) + " (port " + std::to_string(group_->node(node).port()) + ")";
   std::string text = "node " + std::to_string(node) + " (port " + std::to_string(cluster_->node(node).port());
   auto locks = locks_on(node);
   if (!locks.empty()) text += ", locks";
@@ -522,8 +581,8 @@ void controller::fault_slot_move() {
 // them warden:<client id>): commands in flight are lost, waiters lose their
 // subscriptions.
 void controller::fault_warden_client_kill() {
-  int master = random_master();
-  RedisProbe probe(cluster_->node(master));
+  int master = in_sentinel_ ? sentinel_master() : random_master();
+  RedisProbe probe(in_sentinel_ ? group_->node(master) : cluster_->node(master));
   std::int64_t start = monotonic_ns();
   ProbeReply list = probe.command({"CLIENT", "LIST"});
   long killed = 0;
@@ -591,7 +650,147 @@ bool controller::after_master_kill(int lock, std::int64_t from, std::int64_t to)
   return false;
 }
 
+// The fault that failed over the master serving `lock` last within
+// [from, to] (a kill -9 or, with sentinels, SENTINEL FAILOVER), if any.
+const fault* controller::last_failover(int lock, std::int64_t from, std::int64_t to) const {
+  const fault* found = nullptr;
+  for (const auto& f : faults_) {
+    if ((f.kind != "master_kill" && f.kind != "failover") || f.start < from || f.start > to) continue;
+    if (std::find(f.locks.begin(), f.locks.end(), lock) != f.locks.end()) found = &f;
+  }
+  return found;
+}
+
+// ---- sentinel faults
+
+// A master and one replica watched by three sentinels (the fixture's
+// defaults: quorum 2, down-after 1 s, failover-timeout 5 s), both locks on
+// the master. The data nodes keep nothing on disk.
+void controller::start_sentinel() {
+  group_ = std::make_unique<RedisSentinelGroup>();
+  lock_names_ = {"torture:0", "torture:1"};
+}
+
+// The data node the sentinels name as master.
+int controller::sentinel_master() {
+  int master = group_->master_index();
+  if (master < 0) throw std::runtime_error("no sentinel names a master");
+  return master;
+}
+
+// Waits until the group is healthy again (a restarted node linked as a
+// replica, every sentinel agreeing): a fault that fails the master over
+// needs a replica to fail over to. False when the calm tail begins first;
+// the fixture's error when it is not healthy within 30 s.
+bool controller::sentinel_settled() {
+  const std::int64_t left = faults_until_ - monotonic_ns();
+  if (left <= 0) return false;
+  try {
+    group_->wait_until_healthy(std::min<milliseconds>(30s, milliseconds{left / 1'000'000}));
+  } catch (const std::runtime_error&) {
+    if (monotonic_ns() < faults_until_) throw;
+    return false;
+  }
+  return true;
+}
+
+// SENTINEL FAILOVER: the sentinels promote the replica (REPLICAOF NO ONE)
+// without asking the master to stop taking writes first, then reconfigure
+// the old master as its replica. Done when the other node is master by
+// every sentinel's word and its own.
+void controller::fault_sentinel_failover() {
+  if (!sentinel_settled()) return;
+  const int master = sentinel_master();
+  const int replica = 1 - master;
+  const std::size_t sentinel = pick(group_->sentinels());
+  const std::string command = "SENTINEL FAILOVER " + group_->master_name();
+  std::string before = node_text(master);
+  std::int64_t start = monotonic_ns();
+  RedisProbe probe(group_->sentinel(sentinel));
+  // A sentinel that has not refreshed its view of a replica since it was
+  // (re)attached may not consider it yet (NOGOODSLAVE); nothing says when
+  // it will, so ask again.
+  const std::int64_t give_up = start + 10'000'000'000;
+  for (;;) {
+    ProbeReply reply = probe.command({"SENTINEL", "FAILOVER", group_->master_name()});
+    if (!reply.is_error()) break;
+    bool transient = reply.str.rfind("NOGOODSLAVE", 0) == 0 || reply.str.rfind("INPROG", 0) == 0;
+    if (!transient || monotonic_ns() > give_up)
+      throw std::runtime_error(command + " to sentinel " + std::to_string(sentinel) + ": " + reply.str);
+    std::this_thread::sleep_for(100ms);
+  }
+  group_->wait_for_master(static_cast<std::size_t>(replica), 30s);
+  note(start, "failover", command + " (sentinel " + std::to_string(sentinel) + "): " + before + " replaced by " +
+                              node_text(replica) + " after " + std::to_string(ms_of(monotonic_ns() - start)) + " ms");
+  for (int lock = 0; lock < static_cast<int>(lock_names_.size()); ++lock) faults_.back().locks.push_back(lock);
+}
+
+// kill -9 of the master: the sentinels mark it down after 1 s, agree, and
+// promote the replica, with whatever replication had brought it. The node
+// is then started again with nothing (no persistence, no --replicaof): a
+// master with an empty data set until the sentinels turn it into a replica
+// of the new master, several seconds later. The next fault that fails over
+// waits for that.
+void controller::fault_sentinel_kill() {
+  if (!sentinel_settled()) return;
+  const int master = sentinel_master();
+  const int replica = 1 - master;
+  std::string text = node_text(master);
+  std::int64_t start = monotonic_ns();
+  group_->node(master).kill();
+  group_->wait_for_master(static_cast<std::size_t>(replica), 30s);
+  std::int64_t promoted = monotonic_ns();
+  group_->restart_as_master(static_cast<std::size_t>(master));
+  note(start, "master_kill", text + " killed; " + node_text(replica) + " master after " +
+                                 std::to_string(ms_of(promoted - start)) + " ms; restarted as an empty master");
+  for (int lock = 0; lock < static_cast<int>(lock_names_.size()); ++lock) faults_.back().locks.push_back(lock);
+}
+
+// SIGSTOP of the replica for 300-800 ms, under the sentinels' down-after:
+// it acknowledges nothing meanwhile, then everything at once.
+void controller::fault_replica_pause() {
+  if (!sentinel_settled()) return;
+  const int replica = 1 - sentinel_master();
+  long pause_ms = std::uniform_int_distribution<long>(300, 800)(random_);
+  std::string text = node_text(replica);
+  std::int64_t start = monotonic_ns();
+  group_->node(replica).pause();
+  std::this_thread::sleep_for(milliseconds{pause_ms});
+  group_->node(replica).resume();
+  note(start, "replica_pause", text + " " + std::to_string(pause_ms) + " ms");
+}
+
+// "min/median/max" of the time from each fault of `kind` until the first
+// section (of any lock) entered after it began.
+std::string controller::recovery_figures(const std::string& kind) const {
+  std::vector<std::int64_t> enters;
+  for (const auto& s : sections_) enters.push_back(s.enter);
+  std::sort(enters.begin(), enters.end());
+  std::vector<std::int64_t> took;
+  long none = 0;
+  for (const auto& f : faults_) {
+    if (f.kind != kind) continue;
+    auto next = std::upper_bound(enters.begin(), enters.end(), f.start);
+    if (next == enters.end()) {
+      ++none;
+    } else {
+      took.push_back(ms_of(*next - f.start));
+    }
+  }
+  std::ostringstream out;
+  if (took.empty()) {
+    out << "none measured";
+  } else {
+    std::sort(took.begin(), took.end());
+    out << took.front() << " / " << took[took.size() / 2] << " / " << took.back() << " ms (min / median / max of "
+        << took.size() << ")";
+  }
+  if (none > 0) out << ", " << none << " with no section entered before the end";
+  return out.str();
+}
+
 void controller::inject_faults(std::int64_t until) {
+  faults_until_ = until;
   using fault_fn = void (controller::*)();
   std::vector<fault_fn> kinds{&controller::fault_server_restart, &controller::fault_client_kill,
                               &controller::fault_client_pause,   &controller::fault_debug_sleep,
@@ -601,6 +800,12 @@ void controller::inject_faults(std::int64_t until) {
              &controller::fault_master_pause, &controller::fault_client_pause, &controller::fault_stop_holder,
              &controller::fault_kill_worker};
     if (kill_masters_) kinds.push_back(&controller::fault_master_kill);
+  }
+  if (in_sentinel_) {
+    kinds = {&controller::fault_sentinel_failover, &controller::fault_sentinel_kill,
+             &controller::fault_replica_pause,     &controller::fault_warden_client_kill,
+             &controller::fault_client_pause,      &controller::fault_stop_holder,
+             &controller::fault_kill_worker};
   }
   // Every kind once in a shuffled round, then a new round: a short run still
   // sees each kind.
@@ -655,6 +860,10 @@ void controller::sweep_fair_queues() {
       int master = owner_of(lock_slots_[i]);
       if (master >= 0) server = &cluster_->node(static_cast<std::size_t>(master));
     }
+    if (in_sentinel_) {
+      int master = group_->master_index();
+      if (master >= 0) server = &group_->node(static_cast<std::size_t>(master));
+    }
     if (server == nullptr) continue;
     RedisProbe probe(*server);
     ProbeReply length = probe.command({"LLEN", "redisson_lock_queue:{" + lock_names_[i] + "}"});
@@ -694,6 +903,14 @@ long controller::keys_left() {
     std::vector<RedisServer*> holders;
     if (in_cluster_) {
       for (int master : roles().masters) holders.push_back(&cluster_->node(static_cast<std::size_t>(master)));
+    } else if (in_sentinel_) {
+      // Every node that calls itself master: the one the sentinels name, and
+      // a restarted one they have not turned into a replica yet.
+      for (std::size_t i = 0; i < group_->nodes(); ++i) {
+        if (!group_->node(i).running()) continue;
+        ProbeReply role = RedisProbe(group_->node(i)).command({"ROLE"});
+        if (!role.elements.empty() && role.elements[0].str == "master") holders.push_back(&group_->node(i));
+      }
     } else {
       for (auto& server : servers_) holders.push_back(server.get());
     }
@@ -782,10 +999,13 @@ int controller::analyse() {
   // Overlaps, per lock, in order of entry. With --cluster-kill, an overlap
   // of valid holders where the lock's master was killed between the first
   // one's entry (less a lease: the hold may be older) and the second one's
-  // is what asynchronous replication allows: counted apart.
+  // is what asynchronous replication allows: counted apart. With
+  // --sentinel, such an overlap (or one after SENTINEL FAILOVER) is a
+  // violation like any other, counted apart to say what caused it.
   const std::int64_t hold_age = (watchdog + 500ms).count() * 1'000'000;
-  long valid_overlaps = 0, invalid_overlaps = 0, kill_overlaps = 0;
-  std::set<int> kill_locks;  // locks on which a kill -9 let two valid holders overlap
+  long valid_overlaps = 0, invalid_overlaps = 0, kill_overlaps = 0, failover_overlaps = 0;
+  std::set<int> kill_locks;            // locks on which a kill -9 let two valid holders overlap
+  std::set<const fault*> overlap_kills;  // the kills -9 after which two valid holders overlapped
   std::map<int, std::vector<const section*>> by_lock;
   for (const auto& s : sections_) by_lock[s.lock].push_back(&s);
   for (auto& [lock, list] : by_lock) {
@@ -794,7 +1014,18 @@ int controller::analyse() {
       for (std::size_t j = i + 1; j < list.size() && list[j]->enter < list[i]->exit; ++j) {
         const section &a = *list[i], &b = *list[j];
         if (a.mode == 'r' && b.mode == 'r') continue;
-        if (a.valid() && b.valid() && after_master_kill(lock, a.enter - hold_age, b.enter)) {
+        const fault* cause =
+            in_sentinel_ && a.valid() && b.valid() ? last_failover(lock, a.enter - hold_age, b.enter) : nullptr;
+        if (cause) {
+          if (cause->kind == "master_kill") {
+            ++kill_overlaps;
+            kill_locks.insert(lock);
+            overlap_kills.insert(cause);
+          } else {
+            ++failover_overlaps;
+          }
+        }
+        if (excuse_kills_ && a.valid() && b.valid() && after_master_kill(lock, a.enter - hold_age, b.enter)) {
           kill_locks.insert(lock);
           if (++kill_overlaps <= 5) {
             std::cout << "after a kill -9 of its master (allowed, DESIGN §7): two valid holders of "
@@ -804,7 +1035,11 @@ int controller::analyse() {
         } else if (a.valid() && b.valid()) {
           if (++valid_overlaps <= (control_ ? 2 : 10)) {
             std::cout << (control_ ? "caught (expected without a lock): " : "VIOLATION: ")
-                      << "two valid holders of " << lock_names_[lock] << " overlap\n"
+                      << "two valid holders of " << lock_names_[lock] << " overlap"
+                      << (!cause                           ? ""
+                          : cause->kind == "master_kill" ? " after a kill -9 of the master"
+                                                         : " after SENTINEL FAILOVER")
+                      << "\n"
                       << "      " << describe(a) << "\n";
             if (!control_) print_calls_before(a);
             std::cout << "      " << describe(b) << "\n";
@@ -817,8 +1052,16 @@ int controller::analyse() {
       }
     }
   }
-  if (valid_overlaps > 0 && !control_)
-    failures_.push_back(std::to_string(valid_overlaps) + " overlaps among valid holders");
+  long kills = 0;
+  for (const auto& f : faults_) kills += f.kind == "master_kill" ? 1 : 0;
+  if (valid_overlaps > 0 && !control_) {
+    std::string why;
+    if (in_sentinel_)
+      why = " (" + std::to_string(kill_overlaps) + " after a kill -9 of the master, in " +
+            std::to_string(overlap_kills.size()) + " of " + std::to_string(kills) + " kills; " +
+            std::to_string(failover_overlaps) + " after SENTINEL FAILOVER)";
+    failures_.push_back(std::to_string(valid_overlaps) + " overlaps among valid holders" + why);
+  }
 
   // Fencing tokens: one per hold, never repeated, and growing from one valid
   // holder to the next (a holder that was stopped past its lease may enter
@@ -837,9 +1080,11 @@ int controller::analyse() {
         }
         highest = std::max(highest, s->token);
         if (seen.emplace(s->token, s).second) continue;
-        // A kill -9 can lose the counter's last increments with the holds.
-        if (after_master_kill(lock, seen[s->token]->enter - hold_age, s->enter)) {
-          ++after_kill;
+        // A kill -9 can lose the counter's last increments with the holds
+        // (allowed with --cluster-kill, not with --sentinel).
+        bool kill = kill_masters_ && after_master_kill(lock, seen[s->token]->enter - hold_age, s->enter);
+        if (kill) ++after_kill;
+        if (kill && excuse_kills_) {
         } else if (++repeated <= 5) {
           std::cout << "VIOLATION: token " << s->token << " of " << lock_names_[lock] << " drawn twice\n      "
                     << describe(*seen[s->token]) << "\n      " << describe(*s) << "\n";
@@ -863,8 +1108,9 @@ int controller::analyse() {
         if (!top) continue;
         ++checked_pairs;
         if (top->token < s->token) continue;
-        if (after_master_kill(lock, top->enter - hold_age, s->enter)) {
-          ++after_kill;
+        bool kill = kill_masters_ && after_master_kill(lock, top->enter - hold_age, s->enter);
+        if (kill) ++after_kill;
+        if (kill && excuse_kills_) {
         } else if (++out_of_order <= 5) {
           std::cout << "VIOLATION: a later valid holder of " << lock_names_[lock] << " has a lower token\n      token "
                     << top->token << ": " << describe(*top) << "\n      token " << s->token << ": " << describe(*s)
@@ -877,7 +1123,8 @@ int controller::analyse() {
     if (without > 0) failures_.push_back(std::to_string(without) + " fenced sections without a token");
     tokens << "  fencing tokens: highest " << highest << ", repeated " << repeated << ", lower than an earlier valid "
            << "holder's " << out_of_order << " (of " << checked_pairs << " valid successions checked)";
-    if (kill_masters_) tokens << ", repeated or lower after a kill -9 of the master (allowed) " << after_kill;
+    if (excuse_kills_) tokens << ", repeated or lower after a kill -9 of the master (allowed) " << after_kill;
+    if (in_sentinel_) tokens << ", of which after a kill -9 of the master " << after_kill;
     tokens << "\n";
   }
 
@@ -918,7 +1165,8 @@ int controller::analyse() {
     counters << "    " << lock_names_[lock] << ": counter " << value << ", recorded writes " << writes;
     if (unsure > 0) counters << " (+ up to " << unsure << " by killed workers)";
     if (kill_locks.count(lock) != 0) {
-      counters << ": not checked (a kill -9 of its master let two valid holders overlap)\n";
+      counters << ": not checked (a kill -9 of its master let two valid holders overlap"
+               << (excuse_kills_ ? ")\n" : ": a failure above)\n");
       continue;
     }
     if (stale_writes > 0) {
@@ -953,9 +1201,13 @@ int controller::analyse() {
       std::cout << (i ? ", " : "") << lock_names_[i] << " slot " << lock_slots_[i];
     std::cout << "; 3 masters + 3 replicas)";
   }
+  if (in_sentinel_) std::cout << " (1 master + 1 replica + 3 sentinels, quorum 2, down-after 1000 ms)";
   std::cout << ", watchdog " << watchdog.count() << " ms, command_timeout "
             << command_timeout.count() << " ms\n";
-  std::cout << "  sections completed:";
+  long all_sections = 0, all_valid = 0;
+  for (auto [mode, n] : completed) all_sections += n;
+  for (auto [mode, n] : valid_at_exit) all_valid += n;
+  std::cout << "  sections completed: " << all_sections << " (" << all_valid << " valid at exit):";
   for (auto [mode, n] : completed)
     std::cout << " " << (mode == 'x' ? "exclusive" : mode == 'r' ? "read" : "write") << " " << n << " ("
               << valid_at_exit[mode] << " valid at exit)";
@@ -967,6 +1219,8 @@ int controller::analyse() {
     expected = {"failover", "slot_move", "client_kill", "master_pause", "client_pause", "sigstop", "kill_worker"};
     if (kill_masters_) expected.push_back("master_kill");
   }
+  if (in_sentinel_)
+    expected = {"failover", "master_kill", "replica_pause", "client_kill", "client_pause", "sigstop", "kill_worker"};
   for (const auto& name : expected) {
     bool seen = false;
     for (auto& [injected, n] : fault_counts) seen |= injected.rfind(name, 0) == 0;
@@ -974,7 +1228,15 @@ int controller::analyse() {
   }
   std::cout << "\n  overlaps among valid holders: " << valid_overlaps << (control_ ? " (must be > 0)" : " (must be 0)")
             << "\n  overlaps where a holder was already invalid (allowed): " << invalid_overlaps << "\n";
-  if (kill_masters_)
+  if (in_sentinel_) {
+    std::cout << "    of which after a kill -9 of the master: " << kill_overlaps << ", in " << overlap_kills.size()
+              << " of " << kills << " kills (not allowed: replica acknowledgement exists to prevent them)\n"
+              << "    of which after SENTINEL FAILOVER: " << failover_overlaps << "\n"
+              << "  kill -9 of the master to the first section entered afterwards: " << recovery_figures("master_kill")
+              << "\n  SENTINEL FAILOVER to the first section entered afterwards: " << recovery_figures("failover")
+              << "\n";
+  }
+  if (excuse_kills_)
     std::cout << "  overlaps among valid holders after a kill -9 of the lock's master (a hold lost with"
               << " asynchronous replication, allowed: DESIGN §7): " << kill_overlaps << " on " << kill_locks.size()
               << " locks\n";
@@ -1042,19 +1304,21 @@ int controller::run() {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  int cluster = 0;
-  if (!args.empty() && args[0] == "--cluster") cluster = 1;
-  if (!args.empty() && args[0] == "--cluster-kill") cluster = 2;
-  if (cluster > 0) args.erase(args.begin());
-  const std::vector<std::string> cluster_kinds{"lock", "fair", "fenced", "spin", "rwlock"};
+  topology where = topology::single;
+  if (!args.empty() && args[0] == "--cluster") where = topology::cluster;
+  if (!args.empty() && args[0] == "--cluster-kill") where = topology::cluster_kill;
+  if (!args.empty() && args[0] == "--sentinel") where = topology::sentinel;
+  if (where != topology::single) args.erase(args.begin());
+  const std::vector<std::string> replicated_kinds{"lock", "fair", "fenced", "spin", "rwlock"};
   if (args.empty() || args.size() > 2 ||
-      (cluster > 0 && std::find(cluster_kinds.begin(), cluster_kinds.end(), args[0]) == cluster_kinds.end())) {
+      (where != topology::single &&
+       std::find(replicated_kinds.begin(), replicated_kinds.end(), args[0]) == replicated_kinds.end())) {
     std::cerr << "usage: warden-torture lock|fair|fenced|spin|rwlock|redlock|control [SECONDS]\n"
-                 "       warden-torture --cluster|--cluster-kill lock|fair|fenced|spin|rwlock [SECONDS]\n";
+                 "       warden-torture --cluster|--cluster-kill|--sentinel lock|fair|fenced|spin|rwlock [SECONDS]\n";
     return 2;
   }
   std::string kind = args[0];
-  std::string name = (cluster == 0 ? "" : cluster == 1 ? "cluster-" : "cluster-kill-") + kind;
+  std::string name = name_prefix(where) + kind;
   if (const char* kinds = std::getenv("WARDEN_TORTURE_KINDS"); kinds && *kinds) {
     std::string list = std::string(",") + kinds + ",";
     if (list.find("," + name + ",") == std::string::npos) {
@@ -1065,11 +1329,12 @@ int main(int argc, char** argv) {
   long seconds = args.size() == 2 ? std::atol(args[1].c_str()) : env_long("WARDEN_TORTURE_SECONDS", 12);
   if (kind == "control") seconds = std::min(seconds, 4L);
   if (seconds < 5 && kind != "control") seconds = 5;
-  // A round of the cluster's faults takes about 10 s (a failover, waits for
-  // the cluster to settle): a run shorter than two rounds says little.
-  if (cluster > 0 && args.size() == 1) seconds = std::max(seconds, 24L);
+  // A round of the cluster's or the sentinels' faults takes about 10 s (a
+  // failover, waits for the group to settle): a run shorter than two rounds
+  // says little.
+  if (where != topology::single && args.size() == 1) seconds = std::max(seconds, 24L);
   try {
-    return controller(kind, cluster, seconds, WARDEN_TORTURE_WORKER).run();
+    return controller(kind, where, seconds, WARDEN_TORTURE_WORKER).run();
   } catch (const std::exception& error) {
     std::cerr << "torture " << name << ": " << error.what() << "\n";
     return 1;
