@@ -53,7 +53,7 @@ void describe_cluster(bench_target& target) {
   target.description = fmt::format(
       "Redis Cluster of {} masters{} — {}; redis-server {}{}. S1's master (also the plain-hiredis loop's and the "
       "1-connection bound's): master 0, {}",
-      masters.size(), target.cluster ? " (no replicas)" : "", list, server_version(target.home),
+      masters.size(), target.cluster ? " (no replicas, replica_sync off)" : "", list, server_version(target.home),
       target.cluster ? ", throw-away nodes started by the bench (--cluster)" : ", from --url", target.home_address);
 }
 
@@ -75,6 +75,9 @@ bench_target open_target(const options& opts) {
     fmt::print(stderr, "starting a throw-away Redis Cluster of {} masters...\n", throwaway_masters);
     target.cluster = throwaway_cluster::start(throwaway_masters);
     target.client.cluster.seeds = target.cluster->seeds();
+    // Its masters have no replicas, so nothing to wait for (WAIT's cost is
+    // a replica's round trip, not warden's).
+    target.client.replica_sync.mode = warden::replica_sync_mode::off;
     use_cluster(target);
     return target;
   }

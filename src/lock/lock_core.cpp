@@ -232,12 +232,13 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
 
   // The attempt took the lock but too few replicas acknowledged it: a
   // failover now could hand it to someone else while this caller believes
-  // it holds it. Take it back (still inside the lane), then try again or
-  // give up (after_sync_miss).
+  // it holds it. Take it back (inside the lane, which the next attempt
+  // waits for, never past the caller's bound), then try again or give up.
   void unsynced(const std::string& why) {
     sync_problem_ = "acquired, but " + why + "; it was taken back";
     taking_back_ = true;
     settle(false);
+    after_sync_miss();
   }
 
   void after_sync_miss() {
@@ -276,12 +277,8 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
                                                taking_back_ ? "too few replicas acknowledged" : "whose reply was lost",
                                                response.error ? response.error.message() : response.reply.str)));
       }
-      lock_->leave_lane(owner_id_);
-      if (taking_back_ && !keep) {
-        taking_back_ = false;
-        after_sync_miss();
-      }
-      return;
+      if (!keep) taking_back_ = false;
+      return lock_->leave_lane(owner_id_);
     }
     in_flight_ = false;
     if (!answered) {

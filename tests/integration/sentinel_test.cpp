@@ -136,15 +136,29 @@ TEST(Sentinel, AMasterKilledWithItsHoldReplicatedFailsOverAndTheWaiterGetsTheLoc
 
 TEST(Sentinel, TheOldMasterKeptAliveAfterTheSwitchGetsNoLockWrites) {
   RedisSentinelGroup group(with_replicas(2));
-  Client client(sentinel_config(group));
+  Config config = sentinel_config(group);
+  std::mutex mutex;
+  std::string log;
+  config.logger = [&](log_level, std::string_view line) {
+    std::lock_guard<std::mutex> guard(mutex);
+    log += std::string(line) + "\n";
+  };
+  Client client(config);
   Lock lock = client.get_lock("after-switch");
   lock.lock();
   lock.unlock();
-  // The master stops answering (a partition); the sentinels promote the
+  // The master stops answering (a partition); the sentinels promote a
   // replica. Then it comes back, still believing it is the master until the
-  // sentinels reconfigure it.
+  // sentinels reconfigure it. (A write sent before the Client has heard of
+  // the switch would still go there: nothing can prevent that, and WAIT
+  // then takes it back. So the master comes back once the Client has
+  // followed the switch.)
   group.node(0).pause();
   auto promoted_index = new_master(group, 0);
+  EXPECT_TRUE(eventually([&] {
+    std::lock_guard<std::mutex> guard(mutex);
+    return log.find("the sentinels switched") != std::string::npos;
+  }));
   group.node(0).resume();
   RedisProbe old_master(group.node(0));
   auto before = old_master.script_calls();

@@ -111,7 +111,7 @@ std::string password_in(const std::vector<std::string>& args) {
 }  // namespace
 
 RedisServer::RedisServer(std::vector<std::string> extra_args)
-    : RedisServer(RedisServerOptions{std::move(extra_args), std::nullopt, false, false}) {}
+    : RedisServer(RedisServerOptions{std::move(extra_args), std::nullopt, false, false, {}}) {}
 
 RedisServer::RedisServer(RedisServerOptions options)
     : extra_args_(std::move(options.extra_args)),
