@@ -251,14 +251,23 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     // more times: it waits for the lock, not for the replicas.
     auto wait_ends = fsm_.deadline();
     bool over = wait_ends ? clock::now() + delay >= *wait_ends : misses >= config.retry_attempts;
-    if (over) {
-      auto took = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - tally_.started);
-      return finish(make_error_code(errc::replica_sync_failed), false,
-                    lock_->message(fmt::format("{} ({} tr{} in {} ms)", sync_problem_, misses + 1,
-                                               misses == 0 ? "y" : "ies", took.count())));
+    if (!over) {
+      track_shutdown();
+      return arm(delay);
     }
+    sync_failure_ = fmt::format("{} ({} tr{} in {} ms)", sync_problem_, misses + 1, misses == 0 ? "y" : "ies",
+                                std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - tally_.started)
+                                    .count());
+    if (!taking_back_) return fail_sync();
+    // The answer waits for the take-back, so that the failed call leaves no
+    // key behind it; but not past the caller's bound.
     track_shutdown();
-    arm(delay);
+    auto guard_at = bound_ ? *bound_ : clock::now() + config.command_timeout;
+    client_.loop().at(guard_at, [self = shared_from_this()] { self->fail_sync(); });
+  }
+
+  void fail_sync() {
+    finish(make_error_code(errc::replica_sync_failed), false, lock_->message(sync_failure_));
   }
 
   void on_settled(bool keep, Response&& response) {
@@ -277,8 +286,12 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
                                                taking_back_ ? "too few replicas acknowledged" : "whose reply was lost",
                                                response.error ? response.error.message() : response.reply.str)));
       }
-      if (!keep) taking_back_ = false;
-      return lock_->leave_lane(owner_id_);
+      lock_->leave_lane(owner_id_);
+      if (!keep && taking_back_) {
+        taking_back_ = false;
+        if (!sync_failure_.empty()) fail_sync();
+      }
+      return;
     }
     in_flight_ = false;
     if (!answered) {
@@ -444,6 +457,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   // Replica acknowledgement (Config::replica_sync): why the last attempt
   // fell short, and the back-off between such attempts.
   std::string sync_problem_;
+  std::string sync_failure_;  // set: the call fails with it once the take-back is done
   bool taking_back_ = false;  // a settle(false) of an attempt too few replicas acknowledged
   Backoff sync_backoff_{client_.config().retry_backoff_min, client_.config().retry_backoff_max, random_seed()};
   std::string attempt_;

@@ -46,7 +46,7 @@ SyncedWrites::SyncedWrites(EventLoop& loop, const ConnectionOptions& options, Re
                            Connection& queries)
     : loop_(loop), options_(options), policy_(policy), queries_(queries) {}
 
-SyncedWrites::~SyncedWrites() = default;
+SyncedWrites::~SyncedWrites() { loop_.cancel(early_timer_); }
 
 void SyncedWrites::start() { ask_role(std::chrono::milliseconds{0}); }
 

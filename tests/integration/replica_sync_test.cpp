@@ -26,11 +26,10 @@ using steady = std::chrono::steady_clock;
 // What the observer and the log were told, for the assertions.
 class Seen {
  public:
+  Log log;
+
   void watch(Config& config) {
-    config.logger = [this](log_level, std::string_view line) {
-      std::lock_guard<std::mutex> guard(mutex_);
-      log_ += std::string(line) + "\n";
-    };
+    log.watch(config);
     config.observer.on_acquire = [this](const AcquireEvent& event) {
       std::lock_guard<std::mutex> guard(mutex_);
       sync_misses_ += event.replica_sync_misses;
@@ -43,10 +42,6 @@ class Seen {
       std::lock_guard<std::mutex> guard(mutex_);
       unsynced_renewals_ += event.unsynced;
     };
-  }
-  std::string log() {
-    std::lock_guard<std::mutex> guard(mutex_);
-    return log_;
   }
   int sync_misses() {
     std::lock_guard<std::mutex> guard(mutex_);
@@ -63,7 +58,6 @@ class Seen {
 
  private:
   std::mutex mutex_;
-  std::string log_;
   int sync_misses_ = 0;
   int releases_missing_ = 0;
   std::size_t unsynced_renewals_ = 0;
@@ -97,7 +91,7 @@ TEST(ReplicaSync, AServerWithoutReplicasRefusesLocksAtOnceAndSaysWhy) {
   EXPECT_EQ(probe.script_calls(), before);
   EXPECT_FALSE(probe.exists("no-replicas"));
   EXPECT_EQ(seen.sync_misses(), config.retry_attempts + 1);
-  EXPECT_TRUE(contains(seen.log(), "set Config::replica_sync.mode to off")) << seen.log();
+  EXPECT_TRUE(seen.log.contains("set Config::replica_sync.mode to off")) << seen.log.all();
 }
 
 TEST(ReplicaSync, ASingleServerWithAReplicaWaitsForIt) {
@@ -119,12 +113,7 @@ TEST(ReplicaSync, ASingleServerWithAReplicaWaitsForIt) {
   EXPECT_GE(probe.command_calls("wait"), 2);
 }
 
-Config sentinel_config(const RedisSentinelGroup& group) {
-  Config config = fast_config(Config::from_url(group.url()));
-  config.command_timeout = 2s;
-  config.sentinel.poll_interval = 200ms;
-  return config;
-}
+Config sentinel_config(const RedisSentinelGroup& group) { return fast_sentinel_config(group.url()); }
 
 // The replica stops (SIGSTOP) while still attached: WAIT runs out. A held
 // lock's renewals are done but do not extend valid_until(); its release is

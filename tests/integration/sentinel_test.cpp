@@ -22,12 +22,7 @@ namespace {
 
 using steady = std::chrono::steady_clock;
 
-Config sentinel_config(const RedisSentinelGroup& group) {
-  Config config = fast_config(Config::from_url(group.url()));
-  config.command_timeout = 2s;
-  config.sentinel.poll_interval = 200ms;
-  return config;
-}
+Config sentinel_config(const RedisSentinelGroup& group) { return fast_sentinel_config(group.url()); }
 
 TEST(Sentinel, EveryLockKindWorksOnTheMasterTheSentinelsName) {
   RedisSentinelGroup group;
@@ -137,12 +132,8 @@ TEST(Sentinel, AMasterKilledWithItsHoldReplicatedFailsOverAndTheWaiterGetsTheLoc
 TEST(Sentinel, TheOldMasterKeptAliveAfterTheSwitchGetsNoLockWrites) {
   RedisSentinelGroup group(with_replicas(2));
   Config config = sentinel_config(group);
-  std::mutex mutex;
-  std::string log;
-  config.logger = [&](log_level, std::string_view line) {
-    std::lock_guard<std::mutex> guard(mutex);
-    log += std::string(line) + "\n";
-  };
+  Log log;
+  log.watch(config);
   Client client(config);
   Lock lock = client.get_lock("after-switch");
   lock.lock();
@@ -155,10 +146,7 @@ TEST(Sentinel, TheOldMasterKeptAliveAfterTheSwitchGetsNoLockWrites) {
   // followed the switch.)
   group.node(0).pause();
   auto promoted_index = new_master(group, 0);
-  EXPECT_TRUE(eventually([&] {
-    std::lock_guard<std::mutex> guard(mutex);
-    return log.find("the sentinels switched") != std::string::npos;
-  }));
+  EXPECT_TRUE(eventually([&] { return log.contains("the sentinels switched"); }));
   group.node(0).resume();
   RedisProbe old_master(group.node(0));
   auto before = old_master.script_calls();
@@ -174,12 +162,8 @@ TEST(Sentinel, TheOldMasterKeptAliveAfterTheSwitchGetsNoLockWrites) {
 TEST(Sentinel, AMasterDemotedBehindTheSentinelsBacksIsLeftAtItsFirstReadonly) {
   RedisSentinelGroup group;
   Config config = sentinel_config(group);
-  std::mutex mutex;
-  std::string log;
-  config.logger = [&](log_level, std::string_view line) {
-    std::lock_guard<std::mutex> guard(mutex);
-    log += std::string(line) + "\n";
-  };
+  Log log;
+  log.watch(config);
   Client client(config);
   Lock lock = client.get_lock("demoted");
   lock.lock();
@@ -206,8 +190,7 @@ TEST(Sentinel, AMasterDemotedBehindTheSentinelsBacksIsLeftAtItsFirstReadonly) {
   EXPECT_LT(elapsed_ms(started), 2'000 + 1'000);
   EXPECT_EQ(old_master.script_calls(), before + 1) << "more than the one write that met READONLY";
   EXPECT_FALSE(other.exists("demoted"));
-  std::lock_guard<std::mutex> guard(mutex);
-  EXPECT_NE(log.find("answered READONLY: it is no master any more"), std::string::npos) << log;
+  EXPECT_TRUE(log.contains("answered READONLY: it is no master any more")) << log.all();
 }
 
 TEST(SentinelBadInput, AnUnknownMasterNameFailsWithRoutingFailedNamingIt) {

@@ -71,6 +71,38 @@ class Event {
   bool set_ = false;
 };
 
+// A Client's log lines, for tests that look for what it said.
+class Log {
+ public:
+  void watch(Config& config) {
+    config.logger = [this](log_level, std::string_view line) {
+      std::lock_guard<std::mutex> guard(mutex_);
+      lines_ += std::string(line) + "\n";
+    };
+  }
+  bool contains(const std::string& text) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return lines_.find(text) != std::string::npos;
+  }
+  std::string all() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return lines_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::string lines_;
+};
+
+// A Client of the master a group of sentinels watches, with short
+// timeouts and a quick poll.
+inline Config fast_sentinel_config(const std::string& url) {
+  Config config = fast_config(Config::from_url(url));
+  config.command_timeout = 2s;
+  config.sentinel.poll_interval = 200ms;
+  return config;
+}
+
 inline long long elapsed_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count();
 }
