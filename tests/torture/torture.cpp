@@ -709,17 +709,26 @@ void controller::fault_sentinel_failover() {
   RedisProbe probe(group_->sentinel(sentinel));
   // A sentinel that has not refreshed its view of a replica since it was
   // (re)attached may not consider it yet (NOGOODSLAVE); nothing says when
-  // it will, so ask again.
-  const std::int64_t give_up = start + 10'000'000'000;
+  // it will, so ask again. A failover it accepted can still be aborted
+  // (the replica not promoted within failover-timeout), and a forced one is
+  // not retried by the sentinels: then ask again too.
+  const std::int64_t give_up = start + 40'000'000'000;
   for (;;) {
     ProbeReply reply = probe.command({"SENTINEL", "FAILOVER", group_->master_name()});
-    if (!reply.is_error()) break;
+    if (!reply.is_error()) {
+      try {
+        group_->wait_for_master(static_cast<std::size_t>(replica), 10s);
+        break;
+      } catch (const std::runtime_error&) {
+        if (monotonic_ns() > give_up) throw;
+        continue;
+      }
+    }
     bool transient = reply.str.rfind("NOGOODSLAVE", 0) == 0 || reply.str.rfind("INPROG", 0) == 0;
     if (!transient || monotonic_ns() > give_up)
       throw std::runtime_error(command + " to sentinel " + std::to_string(sentinel) + ": " + reply.str);
     std::this_thread::sleep_for(100ms);
   }
-  group_->wait_for_master(static_cast<std::size_t>(replica), 30s);
   note(start, "failover", command + " (sentinel " + std::to_string(sentinel) + "): " + before + " replaced by " +
                               node_text(replica) + " after " + std::to_string(ms_of(monotonic_ns() - start)) + " ms");
   for (int lock = 0; lock < static_cast<int>(lock_names_.size()); ++lock) faults_.back().locks.push_back(lock);
