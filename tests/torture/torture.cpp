@@ -862,6 +862,11 @@ void controller::wait_for_workers() {
 // workers have stopped nobody tries any more, so one more user of the locks
 // does, as long as that bound allows, until it takes every lock in one round.
 void controller::sweep_fair_queues() {
+  // With one replica, a master killed late in the run leaves its successor
+  // without a replica until the restarted node attaches, and replica
+  // acknowledgement refuses every acquire meanwhile: the sweep starts once
+  // the group is whole again.
+  if (in_sentinel_) group_->wait_until_healthy(60s);
   long depth = 0;
   for (std::size_t i = 0; i < lock_names_.size(); ++i) {
     RedisServer* server = servers_.empty() ? nullptr : servers_[0].get();
