@@ -5,9 +5,13 @@
 //
 //   ./sentinel redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster [sentinel-password]
 //
-// Replication is asynchronous: a hold the old master took but had not passed
-// on when it died is lost in the failover, and warden reports it to the
-// lost-lock listener below (valid_until() is then in the past).
+// Replication is asynchronous, so by default (Config::replica_sync) every lock
+// write waits until a replica has it (WAIT): a lock no replica acknowledged
+// is taken back and never reported held, and a master without a replica
+// refuses locks (errc::replica_sync_failed). That narrows, but does not
+// close, the window in which a failover loses a hold; a hold lost anyway is
+// reported to the lost-lock listener below (valid_until() is then in the
+// past).
 #include <warden/warden.hpp>
 
 #include <chrono>
@@ -24,6 +28,10 @@ int main(int argc, char** argv) {
   try {
     warden::Config config = warden::Config::from_url(argv[1]);
     if (argc > 2) config.sentinel.password = argv[2];  // the sentinels' own; the URL's are the master's
+    // The default for Sentinel, said out loud: one replica must have each
+    // lock write within a second (Redisson's default too).
+    config.replica_sync.mode = warden::replica_sync_mode::at_least_one;
+    config.replica_sync.timeout = 1s;
     config.logger = [](warden::log_level level, std::string_view line) {
       if (level >= warden::log_level::info) std::cerr << line << "\n";
     };
