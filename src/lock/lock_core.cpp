@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <random>
 
 #include <warden/error.hpp>
 
+#include "io/backoff.hpp"
 #include "lock/acquire_fsm.hpp"
 #include "topology/client_core.hpp"
 #include "lock/keys.hpp"
@@ -245,7 +247,8 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     if (finished_) return;
     auto& config = client_.config();
     int misses = tally_.replica_sync_misses++;
-    auto delay = sync_backoff_.delay(std::min(misses, 16));
+    if (!sync_backoff_) sync_backoff_.emplace(config.retry_backoff_min, config.retry_backoff_max, random_seed());
+    auto delay = sync_backoff_->delay(std::min(misses, 16));
     // A bounded wait tries again while it lasts (replicas that come back
     // within it are worth waiting for); lock() without one, retry_attempts
     // more times: it waits for the lock, not for the replicas.
@@ -455,11 +458,12 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   bool woken_ = false;   // woken by pub/sub since it last went to sleep
   long long expected_count_ = 1;
   // Replica acknowledgement (Config::replica_sync): why the last attempt
-  // fell short, and the back-off between such attempts.
+  // fell short, and the back-off between such attempts (made at the first
+  // miss: its random engine is kilobytes, and most acquires never miss).
   std::string sync_problem_;
   std::string sync_failure_;  // set: the call fails with it once the take-back is done
   bool taking_back_ = false;  // a settle(false) of an attempt too few replicas acknowledged
-  Backoff sync_backoff_{client_.config().retry_backoff_min, client_.config().retry_backoff_max, random_seed()};
+  std::optional<Backoff> sync_backoff_;
   std::string attempt_;
   clock::time_point acquired_sent_{};
   clock::time_point last_try_sent_{};

@@ -117,12 +117,16 @@ void SyncedWrites::send(std::vector<std::string> argv, bool asking, clock::time_
   early_.push_back(std::move(write));
 }
 
-void SyncedWrites::flush_early() {
+std::vector<SyncedWrites::Write> SyncedWrites::take_early() {
   loop_.cancel(early_timer_);
   early_timer_ = 0;
   auto early = std::move(early_);
   early_.clear();
-  for (auto& write : early) dispatch(std::move(write));
+  return early;
+}
+
+void SyncedWrites::flush_early() {
+  for (auto& write : take_early()) dispatch(std::move(write));
 }
 
 void SyncedWrites::dispatch(Write write) {
@@ -227,11 +231,7 @@ void SyncedWrites::complete(Link& link, Group& group) {
 }
 
 void SyncedWrites::fail_unsent(const Response& response) {
-  loop_.cancel(early_timer_);
-  early_timer_ = 0;
-  auto early = std::move(early_);
-  early_.clear();
-  for (auto& write : early) {
+  for (auto& write : take_early()) {
     Response copy = response;
     write.handler(std::move(copy));
   }

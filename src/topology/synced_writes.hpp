@@ -71,6 +71,7 @@ class SyncedWrites {
   void on_role(Response&& response);
   void read_role(const Response& response, bool first);
   void dispatch(Write write);
+  std::vector<Write> take_early();  // the early writes, their timer off
   void flush_early();
   void send_group(Link& link, std::vector<Write> writes);
   void complete(Link& link, Group& group);
