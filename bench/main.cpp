@@ -27,6 +27,7 @@
 #include "redis_bound.hpp"
 #include "redis_sync.hpp"
 #include "report.hpp"
+#include "scale.hpp"
 #include "scenario.hpp"
 #include "server.hpp"
 #include "target.hpp"
@@ -473,6 +474,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
+    if (opts.scale || opts.waiters) return run_scale_modes(opts);
     return run(opts);
   } catch (const std::exception& e) {
     fmt::print(stderr, "warden-bench: {}\n", e.what());

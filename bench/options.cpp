@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
@@ -44,6 +45,17 @@ double parse_duration(const std::string& text) {
   return v;
 }
 
+// A whole number in [min, max]; `what` names the option in the complaint.
+long long parse_count(const std::string& text, const char* what, long long min, long long max) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0' || errno != 0 || v < min || v > max) {
+    throw usage_error(fmt::format("{}: '{}' is not a whole number from {} to {}", what, text, min, max));
+  }
+  return v;
+}
+
 }  // namespace
 
 options parse_options(int argc, char** argv) {
@@ -72,6 +84,16 @@ options parse_options(int argc, char** argv) {
       opts.scenarios = parse_scenarios(value());
     } else if (arg == "--records") {
       opts.records_path = value();
+    } else if (arg == "--scale") {
+      opts.scale = static_cast<std::size_t>(parse_count(value(), "--scale", 1, 10'000'000));
+    } else if (arg == "--waiters") {
+      opts.waiters = static_cast<std::size_t>(parse_count(value(), "--waiters", 1, 1'000'000));
+    } else if (arg == "--periods") {
+      opts.periods = static_cast<unsigned>(parse_count(value(), "--periods", 1, 1'000));
+    } else if (arg == "--lease") {
+      // Config::lock_watchdog_timeout's own range starts at 3 ms; below 30 ms
+      // a renewal period would be shorter than the bench's readings.
+      opts.lease_ms = parse_count(value(), "--lease", 30, 3'600'000);
     } else if (arg == "--cluster") {
       no_value();
       opts.cluster = true;
@@ -87,6 +109,13 @@ options parse_options(int argc, char** argv) {
     } else {
       throw usage_error(fmt::format("unknown option '{}'", arg));
     }
+  }
+  const bool scale_mode = opts.scale || opts.waiters;
+  if (scale_mode && (opts.cluster || (opts.url && opts.url->find("+cluster") != std::string::npos))) {
+    throw usage_error("--scale and --waiters run on one server only (no --cluster or cluster URL)");
+  }
+  if (scale_mode && (opts.records_path || opts.fair || opts.spin)) {
+    throw usage_error("--records, --fair and --spin belong to the scenarios, not to --scale/--waiters");
   }
   if (opts.cluster && opts.url) {
     throw usage_error("--cluster starts a throw-away cluster; for an existing one give --url redis+cluster://... alone");
@@ -174,9 +203,65 @@ shard channels). The 8-connection bound is redis-benchmark --cluster, its
 connections spread over the masters, a key on each. Server CPU and commands
 per pair are summed over the masters.
 
+Scale modes (issue 14; either or both instead of the scenarios, on one
+server, --url or a throw-away one):
+  --scale H           one Client (lease --lease, default 3 s: a renewal
+                      period of 1 s) holds H locks and reports:
+                      (a) baseline: a probe thread takes and releases another
+                          lock (lock(); unlock_checked();) once per 2 ms tick
+                          for 3 s: pair latency p50/p99/p99.9/max, and the
+                          process CPU it costs;
+                      (b) acquire: H distinct names, lock_async with a
+                          completion, at most 1,000 outstanding, one owner
+                          (new_owner_id()) for all: time and rate;
+                      (c) hold for --periods renewal periods with the probe
+                          running. Windows of one period are cut in the
+                          longest quiet stretch of the renewals seen in one
+                          period before them. Per window: script calls (INFO
+                          commandstats eval+evalsha) less the probe's (its
+                          pairs × its scripts per pair in the baseline),
+                          the watchdog's batches from Observer::on_renewal
+                          (sent, holds renewed/gone, failed, latency) and
+                          how they spread (first to last sent, largest gap,
+                          most sent within 10 ms). Over the windows: probe
+                          latency and the added latency (hold max / p99 −
+                          baseline p50), client CPU (getrusage, all threads)
+                          less the baseline's and the PTTL sampler thread's,
+                          server CPU (INFO cpu), the smallest PTTL of 200 held
+                          keys read every 100 ms on a plain connection, and
+                          holds lost (Observer::on_hold_lost);
+                      (d) memory: heap in use (glibc mallinfo2 uordblks +
+                          hblkhd) and RSS before the handles, with H held
+                          (per lock: the handle, the hold and the watchdog's
+                          entry), and after releasing and dropping every
+                          handle, waiting 2 s and taking another lock 300
+                          times (leftover per name).
+  --periods N         renewal periods held in (c) (default 5)
+  --lease MS          Config::lock_watchdog_timeout of the Clients of these
+                      modes (default 3000 for --scale, 30000 for --waiters)
+  --waiters N         a holder Client takes N locks (watchdog mode, one
+                      owner); the measured Client starts N waiters
+                      (lock_async with a completion, each its own owner),
+                      and the bench waits until they are parked: every
+                      channel has a subscriber (INFO stats pubsub_channels)
+                      and no waiter script ran for 500 ms (script calls less
+                      the holder's renewal batches). Reports heap per parked
+                      waiter, then the holder issues all N unlock_async back
+                      to back: per waiter the time from that start to its
+                      completion (p50/p99/max), how many got their lock,
+                      errors, total time; then the waiters release, the
+                      handles go, the holder Client is destroyed, and the
+                      measured Client's leftover per name is read.
+Targets of the scale modes: worst added latency ≤ 5 ms; client CPU for
+renewals < 5 % of a core; renewal scripts per period = ⌈H / 100⌉ (±2 %);
+≤ 1 KiB per held lock; ≤ 1 KiB per parked waiter; leftover ≤ 16 B per name;
+waiters wake p99 ≤ 50 ms with every waiter served; 0 holds lost and no sampled
+key missing.
+
 Exit status: 0 finished (targets may still be MISS), 1 mutual-exclusion
-violations, lock errors or a bad reply in the plain-hiredis loop, 2 bad usage
-or setup failure, 3 a scenario hung.
+violations, lock errors or a bad reply in the plain-hiredis loop (scale
+modes: lock errors or lost holds), 2 bad usage or setup failure, 3 a
+scenario hung.
 )",
       out);
 }

@@ -1,6 +1,7 @@
 // warden-bench: command line.
 #pragma once
 
+#include <cstddef>
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
@@ -18,6 +19,11 @@ struct options {
   bool fair = false;                                     // --fair
   bool spin = false;                                     // --spin
   bool help = false;                                     // --help
+  // The scale modes (issue 14); either or both replace the scenarios above.
+  std::optional<std::size_t> scale;                      // --scale H: hold H locks
+  std::optional<std::size_t> waiters;                    // --waiters N: N parked waiters
+  unsigned periods = 5;                                  // --periods N: renewal periods held (--scale)
+  std::optional<long long> lease_ms;                     // --lease MS: Config::lock_watchdog_timeout
 };
 
 // A command line that cannot be understood; what() says why.

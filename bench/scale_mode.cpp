@@ -1,0 +1,85 @@
+// warden-bench: running the scale modes asked for and reporting them.
+#include <thread>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "records.hpp"
+#include "scale.hpp"
+#include "server.hpp"
+#include "target.hpp"
+
+namespace warden_bench {
+
+int run_scale_modes(const options& opts) {
+  install_server_cleanup_handlers();
+  scale_report_input report;
+  report.cpus = std::thread::hardware_concurrency();
+  report.load_at_start = load_average_now();
+  bench_target target = open_target(opts);
+  report.server = target.description;
+  // Unique per run, as the scenarios' names are.
+  const std::string key_prefix = fmt::format("warden-bench:{}.{:x}:", ::getpid(), now_ns() & 0xffffff);
+
+  bool failed = false;
+  scale_result scale;
+  if (opts.scale) {
+    scale_settings settings;
+    settings.holds = *opts.scale;
+    settings.periods = opts.periods;
+    if (opts.lease_ms) settings.lease = std::chrono::milliseconds(*opts.lease_ms);
+    settings.key_prefix = key_prefix;
+    scale = run_scale(target.client, target.home, settings, report.notes);
+    report.scale = &scale;
+    failed = failed || scale.acquire_errors + scale.release_errors + scale.probe_errors + scale.holds_lost != 0;
+    if (!scale.first_acquire_error.empty()) report.notes.push_back("scale: first acquire error: " + scale.first_acquire_error);
+    if (!scale.first_release_error.empty()) report.notes.push_back("scale: first release error: " + scale.first_release_error);
+    if (!scale.first_probe_error.empty()) report.notes.push_back("scale: first probe error: " + scale.first_probe_error);
+    if (!scale.first_lost.empty()) report.notes.push_back("scale: first hold lost: " + scale.first_lost);
+    if (!scale.pttl_error.empty()) report.notes.push_back("scale: PTTL sampler: " + scale.pttl_error);
+    if (scale.renewal_events_dropped != 0) {
+      report.notes.push_back(fmt::format("scale: {} renewal events were not recorded (log full)", scale.renewal_events_dropped));
+    }
+  }
+  waiters_result waiters;
+  if (opts.waiters) {
+    waiters_settings settings;
+    settings.waiters = *opts.waiters;
+    if (opts.lease_ms) settings.lease = std::chrono::milliseconds(*opts.lease_ms);
+    settings.key_prefix = key_prefix;
+    waiters = run_waiters(target.client, target.home, settings, report.notes);
+    report.waiters = &waiters;
+    failed = failed || waiters.acquired != waiters.waiters || waiters.waiter_errors + waiters.holder_release_errors +
+                                                                      waiters.unlock_errors + waiters.holds_lost != 0;
+    if (!waiters.first_waiter_error.empty()) report.notes.push_back("waiters: first error: " + waiters.first_waiter_error);
+  }
+  report.load_at_end = load_average_now();
+
+  report.notes.push_back(
+      "Heap figures are this process's (glibc mallinfo2: uordblks, summed over every arena, plus hblkhd, the "
+      "chunks mmapped for large requests); redis-server is another process. The bench's own storage (renewal "
+      "log, probe samples, sampler) is allocated before the first reading; the Lock handles are counted as the "
+      "client's (the handle vector's 16 B per lock included). Each \"held\" or \"parked\" figure is the smallest "
+      "of a few readings, so a batch in flight at one reading does not count.");
+  if (opts.scale) {
+    report.notes.push_back(
+        "Client CPU for renewals = the process's CPU over the windows (all threads: warden's I/O thread, the "
+        "probe, the sampler, the observer callbacks) ÷ wall time, less the process's CPU share in the baseline "
+        "(the probe and the I/O work it causes) and less the PTTL sampler thread's own CPU share.");
+    report.notes.push_back(
+        "warden's watchdog batch (100 holds per script) has no public setting yet; the target ⌈H / 100⌉ assumes it. "
+        "A watchdog whose period drifts shows as windows with fewer (or no) renewal scripts.");
+  }
+  if (opts.waiters) {
+    report.notes.push_back(
+        "Waiters: the holder is a second Client in this process (lease as given, default 30 s, so no waiter wakes "
+        "by its own timer during the run). Its heap is constant while the waiters park (its holds taken before the "
+        "\"before\" reading), and it is destroyed before the leftover reading, which is compared with a reading "
+        "taken before it existed.");
+  }
+  print_scale_report(stdout, report);
+  return failed ? 1 : 0;
+}
+
+}  // namespace warden_bench

@@ -1,0 +1,230 @@
+// warden-bench --waiters N: N async waiters parked on N held locks, all
+// released at once. See print_usage() in options.cpp.
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include <warden/client.hpp>
+
+#include "records.hpp"
+#include "scale.hpp"
+#include "scale_watch.hpp"
+
+namespace warden_bench {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::size_t max_outstanding = 1'000;
+constexpr std::chrono::seconds park_timeout = 120s;
+constexpr std::chrono::seconds wake_timeout = 120s;
+// Parked: no waiter script for this long (and every channel subscribed).
+constexpr std::chrono::milliseconds quiet_for = 500ms;
+constexpr int churn_pairs = 300;
+
+double seconds_between(std::int64_t from_ns, std::int64_t to_ns) { return static_cast<double>(to_ns - from_ns) / 1e9; }
+
+// The waiters' completions, written on the measured Client's I/O thread into
+// storage taken before the first heap reading.
+struct wake_book {
+  explicit wake_book(std::size_t n) : done_ns(n, 0), failed(n, 0) {}
+  std::vector<std::int64_t> done_ns;
+  std::vector<char> failed;
+  std::atomic<std::size_t> completed{0};
+  error_tally errors;
+};
+
+}  // namespace
+
+waiters_result run_waiters(const warden::Config& client_config, const warden::Config& server,
+                           const waiters_settings& settings, std::vector<std::string>& notes) {
+  waiters_result r;
+  const std::size_t n = settings.waiters;
+  r.waiters = n;
+  r.lease = settings.lease;
+  auto name_of = [&](std::size_t i) { return fmt::format("{}waiters:{}", settings.key_prefix, i); };
+
+  server_stats stats(server);
+  auto watch = std::make_shared<client_watch>(10'000);
+  warden::Config config = client_config;
+  config.lock_watchdog_timeout = settings.lease;
+  watch->install(config);
+  warden::Client client{config};
+  warden::Lock churn_lock = client.get_lock(settings.key_prefix + "waiters-churn");
+  for (int i = 0; i < 50; ++i) {
+    churn_lock.lock();
+    churn_lock.unlock();
+  }
+
+  // Bench-side storage first, then the baseline reading.
+  auto book = std::make_unique<wake_book>(n);
+  std::vector<warden::thread_id> owners(n);
+  for (auto& o : owners) o = warden::new_owner_id();
+  std::vector<warden::Lock> waiters;
+  std::vector<warden::Lock> held;
+  r.baseline = settled_memory(3, 100ms);
+
+  // The holder: a Client of its own (watchdog mode, one owner), destroyed
+  // before the leftover reading so that the heap then holds only what the
+  // measured Client kept.
+  auto holder_watch = std::make_shared<client_watch>(1'000);  // its sent count is what is used
+  warden::Config holder_config = client_config;
+  holder_config.lock_watchdog_timeout = settings.lease;
+  holder_watch->install(holder_config);
+  auto holder = std::make_unique<warden::Client>(holder_config);
+  const warden::thread_id holder_owner = warden::new_owner_id();
+  held.reserve(n);
+  fmt::print(stderr, "waiters: a holder Client takes {} locks...\n", n);
+  {
+    async_gate gate(max_outstanding);
+    error_tally errors;
+    const std::int64_t t0 = now_ns();
+    for (std::size_t i = 0; i < n; ++i) {
+      gate.enter();
+      held.push_back(holder->get_lock(name_of(i)));
+      held.back().lock_async(holder_owner, [&gate, &errors, i](std::error_code e) {
+        if (e) errors.add(e, fmt::format("waiters:{}", i));
+        gate.leave();
+      });
+    }
+    if (!gate.drain(std::chrono::minutes(10))) throw std::runtime_error("waiters: holder acquires outstanding after 10 min");
+    r.holder_acquire_s = seconds_between(t0, now_ns());
+    r.holder_errors = errors.count();
+    r.first_holder_error = errors.first();
+  }
+  if (r.holder_errors != 0) throw std::runtime_error("waiters: the holder could not take its locks: " + r.first_holder_error);
+
+  // The waiters, one per lock, each its own owner.
+  r.before = settled_memory(3, 100ms);
+  waiters.reserve(n);
+  const std::int64_t channels0 = stats.info_integer("stats", "pubsub_channels");
+  const std::uint64_t scripts0 = stats.script_calls();
+  const std::uint64_t holder_sent0 = holder_watch->sent_batches();
+  fmt::print(stderr, "waiters: {} waiters call lock_async...\n", n);
+  const std::int64_t park0 = now_ns();
+  for (std::size_t i = 0; i < n; ++i) {
+    waiters.push_back(client.get_lock(name_of(i)));
+    waiters.back().lock_async(owners[i], [b = book.get(), i](std::error_code e) {
+      b->done_ns[i] = now_ns();
+      if (e) {
+        b->failed[i] = 1;
+        b->errors.add(e, fmt::format("waiters:{}", i));
+      }
+      b->completed.fetch_add(1, std::memory_order_release);
+    });
+  }
+  // Parked: every waiter's channel has a subscriber (INFO stats
+  // pubsub_channels; nothing else of this run subscribes), and the server has
+  // run no waiter script for quiet_for (script calls less the holder's
+  // renewal batches, which its own observer counts). warden has no public
+  // "waiting" event to count instead.
+  {
+    std::uint64_t last = 0;
+    std::int64_t last_change = now_ns();
+    const std::int64_t deadline = park0 + std::chrono::nanoseconds(park_timeout).count();
+    while (now_ns() < deadline) {
+      std::this_thread::sleep_for(50ms);
+      const std::uint64_t scripts =
+          stats.script_calls() - scripts0 - (holder_watch->sent_batches() - holder_sent0);
+      const std::int64_t channels = stats.info_integer("stats", "pubsub_channels") - channels0;
+      if (scripts != last) {
+        last = scripts;
+        last_change = now_ns();
+      }
+      if (channels >= static_cast<std::int64_t>(n) && now_ns() - last_change >= std::chrono::nanoseconds(quiet_for).count()) {
+        r.parked = true;
+        r.channels = channels;
+        r.scripts_to_park = scripts;
+        r.park_s = seconds_between(park0, last_change);
+        break;
+      }
+      r.channels = channels;
+      r.scripts_to_park = scripts;
+    }
+    if (!r.parked) r.park_s = seconds_between(park0, now_ns());
+  }
+  r.parked_memory = settled_memory(3, 100ms);
+
+  // Release all at once: every unlock_async of the holder back to back.
+  fmt::print(stderr, "waiters: the holder releases all {} at once...\n", n);
+  error_tally release_errors;
+  std::atomic<std::size_t> released{0};
+  const std::int64_t t0 = now_ns();
+  for (auto& lock : held) {
+    lock.unlock_async(holder_owner, [&release_errors, &released](std::error_code e) {
+      if (e) release_errors.add(e, "holder release");
+      released.fetch_add(1, std::memory_order_release);
+    });
+  }
+  r.release_issue_s = seconds_between(t0, now_ns());
+  const std::int64_t wake_deadline = t0 + std::chrono::nanoseconds(wake_timeout).count();
+  while (book->completed.load(std::memory_order_acquire) < n && now_ns() < wake_deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  r.all_done = book->completed.load(std::memory_order_acquire) == n;
+  while (released.load(std::memory_order_acquire) < n && now_ns() < wake_deadline) std::this_thread::sleep_for(1ms);
+  r.holder_release_errors = release_errors.count();
+  {
+    std::vector<std::int64_t> wake;
+    std::int64_t last = t0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (book->done_ns[i] == 0) continue;
+      last = std::max(last, book->done_ns[i]);
+      if (!book->failed[i]) {
+        ++r.acquired;
+        wake.push_back(book->done_ns[i] - t0);
+      }
+    }
+    r.wake = summarize_latency(std::move(wake));
+    r.total_s = seconds_between(t0, last);
+    r.waiter_errors = book->errors.count();
+    r.first_waiter_error = book->errors.first();
+  }
+  if (!r.all_done) {
+    notes.push_back(fmt::format("waiters: {} of {} waiters had not completed {} s after the release",
+                                n - book->completed.load(), n, wake_timeout.count()));
+  }
+
+  // Everything goes: the waiters release, the handles are dropped, the
+  // holder Client is destroyed; then the measured Client's leftovers.
+  {
+    async_gate gate(max_outstanding);
+    error_tally errors;
+    const std::int64_t u0 = now_ns();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (book->done_ns[i] == 0 || book->failed[i]) continue;
+      gate.enter();
+      waiters[i].unlock_async(owners[i], [&gate, &errors](std::error_code e) {
+        if (e) errors.add(e, "waiter release");
+        gate.leave();
+      });
+    }
+    if (!gate.drain(std::chrono::minutes(10))) throw std::runtime_error("waiters: releases outstanding after 10 min");
+    r.unlock_s = seconds_between(u0, now_ns());
+    r.unlock_errors = errors.count();
+  }
+  waiters.clear();
+  waiters.shrink_to_fit();
+  held.clear();
+  held.shrink_to_fit();
+  holder.reset();
+  r.holds_lost = watch->holds_lost() + holder_watch->holds_lost();
+  for (auto& line : holder_watch->log_note()) notes.push_back("holder Client: " + line);
+  // Its renewal log is bench storage taken after the baseline reading.
+  holder_watch.reset();
+  std::this_thread::sleep_for(2s);
+  for (int i = 0; i < churn_pairs; ++i) {
+    churn_lock.lock();
+    churn_lock.unlock();
+  }
+  r.after = settled_memory(3, 100ms);
+  for (auto& line : watch->log_note()) notes.push_back("measured Client: " + line);
+  return r;
+}
+
+}  // namespace warden_bench
