@@ -166,6 +166,9 @@ void print_waiters(std::FILE* out, const waiters_result& w) {
   fmt::print(out, "| {} waiters parked (Δ from the row above) | {} | {} | {} | {} |\n", group_thousands(w.waiters),
              format_bytes(static_cast<double>(w.parked_memory.heap)), bytes_delta(w.parked_memory.heap, w.before.heap),
              format_bytes(per(w.parked_memory.heap, w.before.heap, w.waiters)), bytes_delta(w.parked_memory.rss, w.before.rss));
+  fmt::print(out, "| destroying the holder Client (its handles dropped) freed | | {} | {} | |\n",
+             bytes_delta(w.holder_gone_before.heap, w.holder_gone_after.heap),
+             format_bytes(per(w.holder_gone_before.heap, w.holder_gone_after.heap, w.waiters)));
   fmt::print(out, "| all released and dropped, holder Client destroyed, 2 s + 300 pairs (Δ from baseline) | {} | {} | {} | {} |\n\n",
              format_bytes(static_cast<double>(w.after.heap)), bytes_delta(w.after.heap, w.baseline.heap),
              format_bytes(per(w.after.heap, w.baseline.heap, w.waiters)), bytes_delta(w.after.rss, w.baseline.rss));

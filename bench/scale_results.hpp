@@ -113,6 +113,9 @@ struct waiters_result {
   memory_sample before;    // holder holding N, before the waiters' handles
   memory_sample parked_memory;
   memory_sample after;     // everything released and dropped, the holder Client destroyed
+  // Around destroying the holder Client (its handles already dropped): what
+  // it still had then, which the leftover reading no longer includes.
+  memory_sample holder_gone_before, holder_gone_after;
 };
 
 struct scale_report_input {

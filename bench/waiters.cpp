@@ -212,7 +212,9 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
   waiters.shrink_to_fit();
   held.clear();
   held.shrink_to_fit();
+  r.holder_gone_before = sample_memory();
   holder.reset();
+  r.holder_gone_after = sample_memory();
   r.holds_lost = watch->holds_lost() + holder_watch->holds_lost();
   for (auto& line : holder_watch->log_note()) notes.push_back("holder Client: " + line);
   // Its renewal log is bench storage taken after the baseline reading.
