@@ -25,9 +25,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// warden's watchdog renews up to this many holds per script call (Redisson's
-// lockWatchdogBatchSize default); the public Config has no knob for it yet.
-constexpr std::size_t renewal_batch = 100;
 constexpr std::size_t max_outstanding = 1'000;
 constexpr std::chrono::milliseconds probe_pace = 2ms;
 constexpr std::chrono::seconds baseline_length = 3s;
@@ -117,6 +114,8 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
   r.periods = settings.periods;
   r.lease = settings.lease;
   r.period = settings.lease / 3;
+  // Holds per renewal script: the Client's own setting (default 100).
+  const auto renewal_batch = static_cast<std::size_t>(client_config.lock_watchdog_batch_size);
   r.batch = renewal_batch;
   r.max_outstanding = max_outstanding;
   r.owner_note = "one owner (a single new_owner_id()) holds every lock";

@@ -68,8 +68,7 @@ int run_scale_modes(const options& opts) {
         "probe, the sampler, the observer callbacks) ÷ wall time, less the process's CPU share in the baseline "
         "(the probe and the I/O work it causes) and less the PTTL sampler thread's own CPU share.");
     report.notes.push_back(
-        "warden's watchdog batch (100 holds per script) has no public setting yet; the target ⌈H / 100⌉ assumes it. "
-        "A watchdog whose period drifts shows as windows with fewer (or no) renewal scripts.");
+        "The target ⌈H / batch⌉ uses Config::lock_watchdog_batch_size (default 100). A watchdog whose period drifts shows as windows with fewer (or no) renewal scripts.");
   }
   if (opts.waiters) {
     report.notes.push_back(

@@ -208,6 +208,9 @@ void Config::validate() const {
   // Renewal runs every third of the lease, so it needs at least 3 ms; past
   // ten years Redis or the clocks would overflow (detail::max_lease).
   check_range("lock_watchdog_timeout", lock_watchdog_timeout, milliseconds{3}, detail::max_lease);
+  if (lock_watchdog_batch_size < 1 || lock_watchdog_batch_size > 10'000) {
+    bad_field("lock_watchdog_batch_size", fmt::format("{} is outside [1, 10000]", lock_watchdog_batch_size));
+  }
   check_range("fair_lock_wait_timeout", fair_lock_wait_timeout, milliseconds{3}, detail::max_lease);
   check_range("connect_timeout", connect_timeout, milliseconds{1}, day);
   check_range("command_timeout", command_timeout, milliseconds{1}, day);

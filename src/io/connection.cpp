@@ -13,6 +13,16 @@
 namespace warden::detail {
 namespace {
 
+// Output buffers keep their capacity between writes, which saves an
+// allocation per write; but not a burst's worth (a thousand commands queued
+// at once is a megabyte), or memory would stay at the high-water mark.
+constexpr std::size_t kept_buffer_bytes = 64 * 1024;
+constexpr std::size_t kept_events = 1024;
+
+void trim(std::string& buffer) {
+  if (buffer.capacity() > kept_buffer_bytes) std::string().swap(buffer);
+}
+
 std::uint64_t random_seed() {
   std::random_device device;
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
@@ -282,6 +292,7 @@ void Connection::on_bytes(const char* data, std::size_t size) {
     if (socket_ != socket) return;
   }
   events.clear();
+  if (events.capacity() > kept_events) events = {};
   events_.swap(events);
 }
 
@@ -424,6 +435,7 @@ void Connection::flush_output() {
     wire_out_ += tls_->take_output();
   } else if (wire_out_.empty()) {
     wire_out_.swap(plain_out_);
+    trim(plain_out_);
   } else {
     wire_out_ += plain_out_;
     plain_out_.clear();
@@ -440,10 +452,12 @@ void Connection::flush_output() {
   }
   if (static_cast<std::size_t>(written) == wire_out_.size()) {
     wire_out_.clear();
+    trim(wire_out_);
     return;
   }
   writing_.assign(wire_out_, static_cast<std::size_t>(written), std::string::npos);
   wire_out_.clear();
+  trim(wire_out_);
   write_in_progress_ = true;
   socket_->write_request.data = socket_;
   buffer = uv_buf_init(writing_.data(), static_cast<unsigned>(writing_.size()));
@@ -460,6 +474,7 @@ void Connection::flush_output() {
 void Connection::on_written(int status) {
   write_in_progress_ = false;
   writing_.clear();
+  trim(writing_);
   if (status != 0) {
     drop(make_error_code(errc::connection_lost), uv_strerror(status));
     return;
@@ -497,7 +512,10 @@ void Connection::expire_due() {
     deadlines_.pop();
     expire(id);  // no-op for a command that completed meanwhile
   }
-  if (deadlines_.empty()) return;
+  if (deadlines_.empty()) {
+    deadlines_ = {};  // a burst's worth of storage goes with it
+    return;
+  }
   auto next = deadlines_.top();
   deadlines_.pop();
   watch_deadline(next.first, next.second);

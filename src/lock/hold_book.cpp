@@ -4,10 +4,58 @@
 
 #include <algorithm>
 
+#include "lock/spare_buckets.hpp"
+
 namespace warden::detail {
+namespace {
+
+// The wheel's resolution: a period in this many buckets. Each bucket's holds
+// go out together, so a finer wheel means smaller bursts of renewals (one
+// bucket of 100,000 holds renewed every second is 781 holds, 8 scripts).
+constexpr int buckets_per_period = 128;
+
+constexpr char watchdog_level = 'w';
+constexpr char fixed_level = 'f';
+
+}  // namespace
+
+std::size_t HoldBook::key_hash::operator()(const key& which) const noexcept {
+  auto mixed = reinterpret_cast<std::uintptr_t>(which.first) ^ (which.second * 0x9e3779b97f4a7c15ull);
+  return std::hash<std::uint64_t>{}(mixed);
+}
+
+HoldBook::HoldBook(milliseconds watchdog_lease)
+    : watchdog_lease_(watchdog_lease),
+      period_(std::max(watchdog_lease / 3, milliseconds{1})),
+      // Due times lie at most a period ahead (a renewed hold is due a period
+      // after it was due, a fresh one a period after it was taken); twice
+      // that leaves room for a late loop.
+      wheel_(std::chrono::duration_cast<clock::duration>(period_) / buckets_per_period,
+             std::chrono::duration_cast<clock::duration>(period_) * 2, clock::now()) {}
+
+void HoldBook::file(Hold& hold, clock::time_point due) {
+  if (!hold.watchdog_mode() || hold.releasing || hold.renewing) {
+    wheel_.remove(hold);
+    return;
+  }
+  wheel_.add(hold, due);
+  if (keeper_) keeper_->renewal_filed(due);
+}
+
+void HoldBook::erase(hold_map::iterator it) {
+  wheel_.remove(it->second);
+  if (keeper_) keeper_->hold_gone(it->first);
+  holds_.erase(it);
+  release_spare_buckets(holds_);
+}
+
+HoldBook::Due HoldBook::taken(Hold& hold) {
+  hold.renewing = true;
+  return Due{hold.which, hold.epoch, hold.lock, hold.valid_until};
+}
 
 bool HoldBook::Hold::watchdog_mode() const {
-  return std::find(renewed.begin(), renewed.end(), true) != renewed.end();
+  return levels.find(watchdog_level) != std::string::npos;
 }
 
 void HoldBook::acquired(const std::shared_ptr<LockCore>& lock, thread_id owner, std::optional<milliseconds> lease,
@@ -19,17 +67,19 @@ void HoldBook::acquired(const std::shared_ptr<LockCore>& lock, thread_id owner, 
     lost_.erase(which);
     Hold& hold = holds_[which];
     if (!hold.lock) {
+      hold.which = which;
       hold.lock = lock;
       hold.epoch = next_epoch_++;
     }
-    hold.renewed.push_back(!lease.has_value());
+    hold.levels.push_back(lease ? fixed_level : watchdog_level);
     hold.releasing = false;
     // Every acquire re-sets the key's TTL to its own lease.
     hold.valid_until = sent + lease_ms;
     hold.confirmed_at = clock::now();
     if (keeper_) keeper_->hold_changed(which, hold);
+    // A re-entrant level keeps the hold's place in the wheel.
+    if (!hold.linked()) file(hold, sent + period_);
   }
-  if (!lease && keeper_) keeper_->watchdog_hold_added();
 }
 
 std::chrono::milliseconds HoldBook::releasing(const LockCore& lock, thread_id owner) {
@@ -37,9 +87,12 @@ std::chrono::milliseconds HoldBook::releasing(const LockCore& lock, thread_id ow
   auto it = holds_.find({&lock, owner});
   if (it == holds_.end()) return watchdog_lease_;
   Hold& hold = it->second;
-  if (hold.renewed.size() <= 1) hold.releasing = true;
+  if (hold.levels.size() <= 1) {
+    hold.releasing = true;
+    wheel_.remove(hold);
+  }
   // The holds that remain keep the lease they were taken with.
-  if (hold.renewed.size() >= 2 && !hold.renewed[hold.renewed.size() - 2]) {
+  if (hold.levels.size() >= 2 && hold.levels[hold.levels.size() - 2] == fixed_level) {
     auto left = std::chrono::ceil<milliseconds>(hold.valid_until - clock::now());
     return std::max(left, milliseconds{1});
   }
@@ -51,14 +104,12 @@ void HoldBook::released(const LockCore& lock, thread_id owner, bool freed) {
   auto it = holds_.find({&lock, owner});
   if (it == holds_.end()) return;
   Hold& hold = it->second;
-  if (!hold.renewed.empty()) hold.renewed.pop_back();
-  if (freed || hold.renewed.empty()) {
-    if (keeper_) keeper_->hold_gone(it->first);
-    holds_.erase(it);
-    return;
-  }
+  if (!hold.levels.empty()) hold.levels.pop_back();
+  if (freed || hold.levels.empty()) return erase(it);
   hold.releasing = false;
   if (keeper_) keeper_->hold_changed(it->first, hold);
+  // The release left the remaining levels' lease on the key just now.
+  if (!hold.linked()) file(hold, clock::now() + period_);
 }
 
 void HoldBook::leased(const LockCore& lock, thread_id owner, milliseconds lease, clock::time_point sent) {
@@ -66,9 +117,10 @@ void HoldBook::leased(const LockCore& lock, thread_id owner, milliseconds lease,
   auto it = holds_.find({&lock, owner});
   if (it == holds_.end()) return;
   Hold& hold = it->second;
-  std::fill(hold.renewed.begin(), hold.renewed.end(), false);
+  std::fill(hold.levels.begin(), hold.levels.end(), fixed_level);
   hold.valid_until = sent + lease;
   hold.confirmed_at = clock::now();
+  wheel_.remove(hold);
   if (keeper_) keeper_->hold_changed(it->first, hold);
 }
 
@@ -78,8 +130,7 @@ void HoldBook::forget(const LockCore& lock, thread_id owner) {
   lost_.erase(which);
   auto it = holds_.find(which);
   if (it == holds_.end()) return;
-  if (keeper_) keeper_->hold_gone(which);
-  holds_.erase(it);
+  erase(it);
 }
 
 bool HoldBook::knew_of(const LockCore& lock, thread_id owner) const {
@@ -91,7 +142,7 @@ bool HoldBook::knew_of(const LockCore& lock, thread_id owner) const {
 int HoldBook::count(const LockCore& lock, thread_id owner) const {
   std::lock_guard<std::mutex> guard(mutex_);
   auto it = holds_.find({&lock, owner});
-  return it == holds_.end() ? 0 : static_cast<int>(it->second.renewed.size());
+  return it == holds_.end() ? 0 : static_cast<int>(it->second.levels.size());
 }
 
 clock::time_point HoldBook::valid_until(const LockCore& lock, thread_id owner) const {
@@ -107,25 +158,17 @@ HoldBook::confirmation HoldBook::confirmed(const LockCore& lock, thread_id owner
   return {it->second.valid_until, it->second.confirmed_at};
 }
 
-HoldBook::Plan HoldBook::take_due(clock::time_point now, milliseconds lease, milliseconds period) {
-  Plan plan;
+std::vector<HoldBook::Due> HoldBook::take_due(clock::time_point now, std::size_t limit) {
+  std::vector<Due> due;
   std::lock_guard<std::mutex> guard(mutex_);
-  for (auto& [which, hold] : holds_) {
-    if (!hold.watchdog_mode() || hold.releasing) continue;
-    plan.any = true;
-    if (hold.renewing) {
-      // A renewal still unanswered when the lease it was protecting ran out:
-      // the server may well have dropped the key by now.
-      if (now >= hold.valid_until) plan.overdue.push_back(which);
-      continue;
-    }
-    // One call renews everything due; a hold taken moments ago waits for the
-    // next tick (it is then at most 1.5 periods old: half its lease is left).
-    if (hold.valid_until - now > lease - period / 2) continue;
-    hold.renewing = true;
-    plan.due.push_back(Due{which, hold.epoch, hold.lock});
-  }
-  return plan;
+  due.reserve(std::min(limit, wheel_.size()));
+  wheel_.take(now, limit, [&](RenewalWheel::Link& link) { due.push_back(taken(static_cast<Hold&>(link))); });
+  return due;
+}
+
+std::optional<clock::time_point> HoldBook::next_due() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  return wheel_.next_due();
 }
 
 HoldBook::Renewal HoldBook::renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, clock::time_point sent,
@@ -133,6 +176,8 @@ HoldBook::Renewal HoldBook::renewed(const std::vector<std::pair<key, std::uint64
                                     const std::string& unsynced) {
   Renewal outcome;
   auto now = clock::now();
+  // Soon, well within what is left of the lease.
+  const auto retry_delay = std::clamp(lease / 10, milliseconds{10}, milliseconds{1000});
   std::lock_guard<std::mutex> guard(mutex_);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     auto it = holds_.find(batch[i].first);
@@ -147,11 +192,16 @@ HoldBook::Renewal HoldBook::renewed(const std::vector<std::pair<key, std::uint64
     } else if (answered && unsynced.empty()) {
       hold.valid_until = std::max(hold.valid_until, sent + lease);
       hold.confirmed_at = now;
+      // Due a period after it was due, so the schedule does not drift; but
+      // a renewal that went out late by more than half a period starts afresh.
+      auto next = std::min(hold.due, sent) + period_;
+      file(hold, next < sent + period_ / 2 ? sent + period_ : next);
     } else if (now >= hold.valid_until) {
       outcome.lost.emplace_back(batch[i].first, fmt::format("no renewal was confirmed for a whole lease ({})",
                                                             answered ? unsynced : error.message()));
     } else {
       outcome.retry = true;
+      file(hold, now + retry_delay);
     }
   }
   return outcome;
@@ -162,14 +212,15 @@ std::shared_ptr<LockCore> HoldBook::lose(const key& which) {
   auto it = holds_.find(which);
   if (it == holds_.end()) return nullptr;
   auto lock = it->second.lock;
-  if (keeper_) keeper_->hold_gone(which);
-  holds_.erase(it);
-  lost_[which] = lock;
+  auto which_copy = which;  // `which` may be the erased hold's own key
+  erase(it);
+  lost_[which_copy] = lock;
   return lock;
 }
 
 void HoldBook::clear() {
   std::lock_guard<std::mutex> guard(mutex_);
+  wheel_.clear();
   holds_.clear();
   lost_.clear();
 }

@@ -1,10 +1,11 @@
 // The book of holds: which holds of which locks this client has, per lock and
 // owner, each re-entrant level in watchdog or fixed-lease mode, up to when the
-// server confirmed them valid, and where their renewal stands. One book per
-// client, owned by its ClientCore. Lock cores record acquires, releases and
-// lease changes in it; queries (valid_until, RedLock's confirmations) read it
-// from any thread; the Watchdog renews what it says is due and is told when a
-// hold changes or goes, to time the expiry of fixed leases.
+// server confirmed them valid, and when each is next due for renewal (a
+// RenewalWheel). One book per client, owned by its ClientCore. Lock cores
+// record acquires, releases and lease changes in it; queries (valid_until,
+// RedLock's confirmations) read it from any thread; the Watchdog renews what
+// it says is due and is told when a hold changes or goes, to time the expiry
+// of fixed leases, and when a renewal falls due earlier than it planned for.
 #pragma once
 
 #include <chrono>
@@ -15,12 +16,14 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <warden/thread_id.hpp>
 
 #include "io/timer_queue.hpp"
+#include "lock/renewal_wheel.hpp"
 
 namespace warden::detail {
 
@@ -31,10 +34,14 @@ class HoldBook {
   using milliseconds = std::chrono::milliseconds;
   using key = std::pair<const LockCore*, thread_id>;
 
-  // The holds of one owner on one lock.
-  struct Hold {
+  // The holds of one owner on one lock. Filed in the renewal wheel (by
+  // address) while a watchdog-mode hold waits for its next renewal.
+  struct Hold : RenewalWheel::Link {
+    key which;
     std::shared_ptr<LockCore> lock;
-    std::vector<bool> renewed;  // one entry per re-entrant hold: watchdog mode?
+    // One mark per re-entrant hold, oldest first: 'w' renewed by the
+    // watchdog, 'f' a fixed lease. A string keeps up to 15 inline.
+    std::string levels;
     clock::time_point valid_until{};
     clock::time_point confirmed_at{};
     std::uint64_t epoch = 0;  // tells this hold from a later one of the same key
@@ -51,15 +58,17 @@ class HoldBook {
     virtual void hold_changed(const key& which, const Hold& hold) = 0;
     // The hold left the book (released, forgotten, lost).
     virtual void hold_gone(const key& which) = 0;
-    // A watchdog-mode level was added (called without the mutex held).
-    virtual void watchdog_hold_added() = 0;
+    // A watchdog-mode hold was filed for renewal at `due` (perhaps earlier
+    // than anything before it).
+    virtual void renewal_filed(clock::time_point due) = 0;
 
    protected:
     ~Keeper() = default;
   };
 
-  // `watchdog_lease`: the lease of a watchdog-mode hold (Config::lock_watchdog_timeout).
-  explicit HoldBook(milliseconds watchdog_lease) : watchdog_lease_(watchdog_lease) {}
+  // `watchdog_lease`: the lease of a watchdog-mode hold
+  // (Config::lock_watchdog_timeout), renewed every third of it.
+  explicit HoldBook(milliseconds watchdog_lease);
   void set_keeper(Keeper* keeper) { keeper_ = keeper; }
 
   // ---- what lock cores record; loop thread ----
@@ -100,27 +109,41 @@ class HoldBook {
 
   // ---- what the Watchdog asks and reports; loop thread ----
 
-  // A watchdog-mode hold due for renewal, marked as renewing.
+  // The renewal period: a third of the watchdog lease.
+  milliseconds period() const { return period_; }
+
+  // A watchdog-mode hold taken for renewal: out of the wheel and marked as
+  // renewing until renewed() has its answer.
   struct Due {
     key which;
     std::uint64_t epoch = 0;
     std::shared_ptr<LockCore> lock;
+    clock::time_point valid_until{};
   };
-  struct Plan {
-    std::vector<Due> due;        // at least half a period old, in book order
-    std::vector<key> overdue;    // a renewal still unanswered when the lease it protected ran out
-    bool any = false;            // any watchdog-mode hold that is not being released
-  };
-  // The renewal plan at `now` for holds of `lease` renewed every `period`.
-  Plan take_due(clock::time_point now, milliseconds lease, milliseconds period);
+  // The holds due at `now` (their wheel bucket has begun), up to `limit`,
+  // oldest due first.
+  std::vector<Due> take_due(clock::time_point now, std::size_t limit);
+  // Up to `count` holds due before `until` that `wanted(lock, owner)` picks,
+  // looking at no more than `look`, appended to `out`: renewing a hold early
+  // to fill a batch costs nothing, and holds renewed together stay together.
+  // `wanted` runs with the book's mutex held: it must not call into the book.
+  template <class Wanted>
+  void take_early(clock::time_point until, std::size_t count, std::size_t look, Wanted&& wanted,
+                  std::vector<Due>& out);
+  // When the next hold falls due (its bucket's start, perhaps already past);
+  // nullopt when no hold waits for renewal.
+  std::optional<clock::time_point> next_due() const;
 
   // The answer to one renewal call sent at `sent` for `batch` (keys and the
   // epochs they had). `results` holds 1 (renewed for `lease` from `sent`) or 0
   // (gone) per hold, and is empty when `error` is set. Holds released or
-  // re-taken meanwhile are skipped. `unsynced` (Config::replica_sync): too
+  // re-taken meanwhile are skipped. A renewed hold is due again a period
+  // after it was due (or sent, if sent early), so the schedule does not
+  // drift by the time renewals take. `unsynced` (Config::replica_sync): too
   // few replicas acknowledged it, so a 1 extends nothing: a failover could
-  // bring back the older expiry. It counts as a failed renewal, retried
-  // soon, and the hold is lost when its lease runs out unacknowledged.
+  // bring back the older expiry. It counts as a failed renewal. A hold whose
+  // renewal failed while lease is left is due again soon (a tenth of the
+  // lease, 10 ms to 1 s); it is lost when its lease runs out unrenewed.
   struct Renewal {
     std::vector<std::pair<key, std::string>> lost;  // with why
     bool retry = false;                             // a transient failure, lease still left
@@ -137,12 +160,39 @@ class HoldBook {
   void clear();
 
  private:
+  struct key_hash {
+    std::size_t operator()(const key& which) const noexcept;
+  };
+  using hold_map = std::unordered_map<key, Hold, key_hash>;
+
+  // Files `hold` for renewal at `due` when it needs renewing (watchdog mode,
+  // not being released, no renewal in flight), else takes it out of the wheel.
+  void file(Hold& hold, clock::time_point due);
+  // Takes the hold out of the wheel and the book.
+  void erase(hold_map::iterator it);
+  Due taken(Hold& hold);
+
   milliseconds watchdog_lease_;
+  milliseconds period_;
   Keeper* keeper_ = nullptr;
-  mutable std::mutex mutex_;  // guards holds_ and lost_ for readers on other threads
-  std::map<key, Hold> holds_;
-  std::map<key, std::shared_ptr<LockCore>> lost_;  // kept alive so the key stays unambiguous
+  mutable std::mutex mutex_;  // guards holds_, lost_ and wheel_ for readers on other threads
+  // Node-based: a hold's address, filed in the wheel, never changes.
+  hold_map holds_;
+  std::unordered_map<key, std::shared_ptr<LockCore>, key_hash> lost_;  // kept alive so the key stays unambiguous
+  RenewalWheel wheel_;
   std::uint64_t next_epoch_ = 1;
 };
+
+template <class Wanted>
+void HoldBook::take_early(clock::time_point until, std::size_t count, std::size_t look, Wanted&& wanted,
+                          std::vector<Due>& out) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  wheel_.take_early(until, count, look, [&](RenewalWheel::Link& link) {
+    auto& hold = static_cast<Hold&>(link);
+    if (!wanted(*hold.lock, hold.which.second)) return false;
+    out.push_back(taken(hold));
+    return true;
+  });
+}
 
 }  // namespace warden::detail

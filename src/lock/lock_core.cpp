@@ -475,6 +475,10 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
 LockCore::LockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant)
     : client_(std::move(client)), name_(std::move(name)), channel_(keys::lock_channel(name_)), reentrant_(reentrant) {}
 
+LockCore::~LockCore() {
+  if (!kind_.empty()) client_->forget_core(*this, kind_);
+}
+
 const char* LockCore::publish_command() const { return client_->topology().publish_command(); }
 
 std::error_code LockCore::link_problem() const {
@@ -554,11 +558,12 @@ void LockCore::give_up(thread_id owner) {
 
 void LockCore::enter_lane(thread_id owner, std::optional<clock::time_point> give_up_at,
                           std::function<void()> admitted, std::function<void()> gave_up) {
-  auto& lane = lanes_[owner];
-  if (!lane.busy && lane.waiting.empty()) {
-    lane.busy = true;
+  Lane* found = find_lane(owner);
+  if (!found) {
+    lanes_.push_back(Lane{owner, {}});
     return admitted();
   }
+  Lane& lane = *found;
   LaneWaiter waiter;
   waiter.id = next_lane_waiter_++;
   waiter.admitted = std::move(admitted);
@@ -566,9 +571,9 @@ void LockCore::enter_lane(thread_id owner, std::optional<clock::time_point> give
   if (give_up_at) {
     auto self = shared_from_this();
     waiter.timer = client_->loop().at(*give_up_at, [self, owner, id = waiter.id] {
-      auto found = self->lanes_.find(owner);
-      if (found == self->lanes_.end()) return;
-      auto& queue = found->second.waiting;
+      Lane* found = self->find_lane(owner);
+      if (!found) return;
+      auto& queue = found->waiting;
       for (auto it = queue.begin(); it != queue.end(); ++it) {
         if (it->id != id) continue;
         auto gave_up = std::move(it->gave_up);
@@ -580,18 +585,25 @@ void LockCore::enter_lane(thread_id owner, std::optional<clock::time_point> give
   lane.waiting.push_back(std::move(waiter));
 }
 
+LockCore::Lane* LockCore::find_lane(thread_id owner) {
+  for (auto& lane : lanes_) {
+    if (lane.owner == owner) return &lane;
+  }
+  return nullptr;
+}
+
 void LockCore::leave_lane(thread_id owner) {
-  auto found = lanes_.find(owner);
-  if (found == lanes_.end()) return;
-  auto& lane = found->second;
+  Lane* found = find_lane(owner);
+  if (!found) return;
+  auto& lane = *found;
   if (lane.waiting.empty()) {
-    lanes_.erase(found);
+    lanes_.erase(lanes_.begin() + (found - lanes_.data()));
+    if (lanes_.empty()) lanes_ = {};
     return;
   }
   auto next = std::move(lane.waiting.front());
   lane.waiting.pop_front();
   client_->loop().cancel(next.timer);
-  lane.busy = true;
   next.admitted();
 }
 

@@ -5,15 +5,14 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <deque>
 #include <map>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <unordered_map>
 #include <vector>
 
 #include <warden/cancel.hpp>
@@ -82,7 +81,10 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // `reentrant` false: a second acquire by the owner holding the lock fails
   // at once with errc::would_deadlock instead of nesting.
   LockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant = true);
-  virtual ~LockCore() = default;
+  virtual ~LockCore();
+  // Called once by ClientCore::lock_core, which registered this core under
+  // `kind` (a string it keeps): the core leaves the registry when destroyed.
+  void registered_as(std::string_view kind) { kind_ = kind; }
 
   const std::string& name() const { return name_; }
   ClientCore& client() const { return *client_; }
@@ -197,6 +199,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
   std::shared_ptr<ClientCore> client_;
   std::string name_;
+  std::string_view kind_;  // empty: not registered
   std::string channel_;
   bool reentrant_;
   LostListeners lost_listeners_;
@@ -207,11 +210,15 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
     std::function<void()> admitted;
     std::function<void()> gave_up;
   };
-  struct Lane {
-    bool busy = false;
-    std::deque<LaneWaiter> waiting;
+  struct Lane {  // there while the owner's command is under way
+    thread_id owner = 0;
+    std::list<LaneWaiter> waiting;  // empty: no allocation
   };
-  std::unordered_map<thread_id, Lane> lanes_;
+  // The owners with a command under way. Few at a time, usually none: a
+  // vector, emptied of its storage when the last lane closes, so an idle
+  // lock keeps nothing for them.
+  std::vector<Lane> lanes_;
+  Lane* find_lane(thread_id owner);
   std::uint64_t next_lane_waiter_ = 1;
 
  protected:

@@ -12,7 +12,20 @@
 
 namespace warden::detail {
 
-Watchdog::Watchdog(ClientCore& client, HoldBook& book) : client_(client), book_(book) { book_.set_keeper(this); }
+namespace {
+
+// Holds taken from the wheel per loop turn: a bound on how long one turn
+// spends building renewals before the loop serves other callers again.
+constexpr std::size_t slice_batches = 8;
+
+}  // namespace
+
+Watchdog::Watchdog(ClientCore& client, HoldBook& book)
+    : client_(client),
+      book_(book),
+      batch_size_(static_cast<std::size_t>(std::max(client.config().lock_watchdog_batch_size, 1))) {
+  book_.set_keeper(this);
+}
 
 void Watchdog::hold_changed(const key& which, const HoldBook::Hold& hold) {
   // A fixed-lease hold is lost when its lease runs out; a watchdog hold is
@@ -32,7 +45,7 @@ void Watchdog::hold_gone(const key& which) {
   expiries_.erase(it);
 }
 
-void Watchdog::watchdog_hold_added() { schedule(client_.config().lock_watchdog_timeout / 3); }
+void Watchdog::renewal_filed(clock::time_point due) { arm(due); }
 
 void Watchdog::stop() {
   stopped_ = true;
@@ -43,9 +56,8 @@ void Watchdog::stop() {
   book_.clear();
 }
 
-void Watchdog::schedule(std::chrono::milliseconds delay) {
+void Watchdog::arm(clock::time_point when) {
   if (stopped_) return;
-  auto when = clock::now() + delay;
   if (timer_ != 0 && timer_at_ <= when) return;  // an earlier tick is due anyway
   client_.loop().cancel(timer_);
   timer_at_ = when;
@@ -57,63 +69,96 @@ void Watchdog::schedule(std::chrono::milliseconds delay) {
 
 void Watchdog::tick() {
   const auto lease = client_.config().lock_watchdog_timeout;
-  const auto period = lease / 3;
-  auto plan = book_.take_due(clock::now(), lease, period);
+  const auto now = clock::now();
+  auto due = book_.take_due(now, slice_batches * batch_size_);
   // Batches per group and script: one script call renews up to batch_size
   // holds, and its keys must share a cluster slot (a group), or the server
   // refuses it (CROSSSLOT). One batch failing (a slot mid-failover) leaves
   // the others as they are.
   struct Batch {
     const Script* script;
-    std::vector<std::pair<key, std::uint64_t>> holds;
+    std::uint32_t group;
+    std::vector<HoldBook::Due> holds;
     std::vector<std::string> keys;
     std::vector<std::string> args;
   };
   auto& topology = client_.topology();
   std::vector<Batch> batches;
   std::map<std::pair<std::uint32_t, const Script*>, std::size_t> open;  // the batch still filling, per group
-  for (auto& due : plan.due) {
-    const Script* script = &due.lock->renew_script();
-    auto renew_key = due.lock->renew_key();
-    auto [slot, fresh] = open.try_emplace({topology.group_of(renew_key), script}, batches.size());
-    if (fresh || batches[slot->second].holds.size() >= batch_size) {
+  auto add = [&](HoldBook::Due&& hold) {
+    const Script* script = &hold.lock->renew_script();
+    auto renew_key = hold.lock->renew_key();
+    auto group = topology.group_of(renew_key);
+    auto [slot, fresh] = open.try_emplace({group, script}, batches.size());
+    if (fresh || batches[slot->second].holds.size() >= batch_size_) {
       slot->second = batches.size();
-      batches.push_back(Batch{script, {}, {}, {std::to_string(lease.count())}});
+      batches.push_back(Batch{script, group, {}, {}, {std::to_string(lease.count())}});
     }
     auto& batch = batches[slot->second];
-    batch.holds.emplace_back(due.which, due.epoch);
+    batch.args.push_back(hold.lock->renew_arg(hold.which.second));
     batch.keys.push_back(std::move(renew_key));
-    batch.args.push_back(due.lock->renew_arg(due.which.second));
-  }
-  auto& hook = client_.observer().on_renewal;
-  for (auto& batch : batches) {
-    auto sent = clock::now();
-    auto node = topology.server_of(batch.keys.front());
-    if (hook) {
-      RenewalEvent event;
-      event.node = node;
-      event.phase = renewal_phase::sent;
-      event.count = batch.holds.size();
-      hook(event);
-    }
-    client_.run_script(
-        *batch.script, batch.keys, batch.args, sent + client_.config().command_timeout, true,
-        [this, node = std::move(node), holds = std::move(batch.holds), sent](Response&& response) {
-          std::vector<long long> results;
-          std::error_code error = response.error;
-          if (!error && response.reply.is_error()) error = make_error_code(errc::server_error);
-          if (!error) {
-            for (auto& element : response.reply.elements) results.push_back(element.integer);
-          }
-          if (!stopped_) report(node, holds.size(), sent, error, results, response.replica_shortfall);
-          renewed(holds, sent, error, results, response.replica_shortfall);
+    batch.holds.push_back(std::move(hold));
+  };
+  for (auto& hold : due) add(std::move(hold));
+  // Each group's last batch is topped up with holds of the same script and
+  // group due within half a period: renewed a little early, they cost no
+  // call of their own, and stay together with the others from then on.
+  const auto until = now + book_.period() / 2;
+  for (auto& [which, index] : open) {
+    auto& batch = batches[index];
+    if (batch.holds.size() >= batch_size_) continue;
+    std::vector<HoldBook::Due> extra;
+    book_.take_early(
+        until, batch_size_ - batch.holds.size(), 4 * batch_size_,
+        [&](const LockCore& lock, thread_id) {
+          return &lock.renew_script() == batch.script && topology.group_of(lock.renew_key()) == batch.group;
         },
-        replica_wait::keep);
+        extra);
+    for (auto& hold : extra) add(std::move(hold));
   }
-  for (auto& which : plan.overdue) {
-    lose(which, make_error_code(errc::timed_out), "no renewal was confirmed for a whole lease (no reply)");
+  for (auto& batch : batches) send(*batch.script, std::move(batch.holds), std::move(batch.keys), std::move(batch.args));
+  // More due than one slice (a stall, or a burst of holds taken at once): the
+  // rest goes out on the next loop turn, after what others have queued.
+  if (auto next = book_.next_due()) arm(*next);
+}
+
+void Watchdog::send(const Script& script, std::vector<HoldBook::Due> holds, std::vector<std::string> keys,
+                    std::vector<std::string> args) {
+  auto sent = clock::now();
+  auto node = client_.topology().server_of(keys.front());
+  auto& hook = client_.observer().on_renewal;
+  if (hook) {
+    RenewalEvent event;
+    event.node = node;
+    event.phase = renewal_phase::sent;
+    event.count = holds.size();
+    hook(event);
   }
-  if (plan.any) schedule(std::max(period, std::chrono::milliseconds{1}));
+  // An answer that comes after the earliest lease in the batch has run out
+  // is too late for that hold: waiting for it longer only delays telling
+  // its owner. (A lease already over when sent waits the command's time: the
+  // server may still have the key, and then the hold is renewed.)
+  auto deadline = sent + client_.config().command_timeout;
+  std::vector<std::pair<key, std::uint64_t>> batch;
+  batch.reserve(holds.size());
+  for (auto& hold : holds) {
+    if (hold.valid_until > sent) deadline = std::min(deadline, hold.valid_until);
+    batch.emplace_back(hold.which, hold.epoch);
+  }
+  client_.run_script(
+      script, keys, args, deadline, true,
+      [this, node = std::move(node), batch = std::move(batch), sent](Response&& response) {
+        std::vector<long long> results;
+        std::error_code error = response.error;
+        if (!error && response.reply.is_error()) error = make_error_code(errc::server_error);
+        if (!error) {
+          results.reserve(response.reply.elements.size());
+          for (auto& element : response.reply.elements) results.push_back(element.integer);
+        }
+        if (!stopped_) report(node, batch.size(), sent, error, results, response.replica_shortfall);
+        renewed(batch, sent, error, results, response.replica_shortfall);
+      },
+      replica_wait::keep);
 }
 
 void Watchdog::renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, clock::time_point sent,
@@ -128,10 +173,7 @@ void Watchdog::renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, 
                                   : make_error_code(errc::replica_sync_failed),
          why);
   }
-  if (outcome.retry) {
-    // A transient failure: try again soon, well within what is left of the lease.
-    schedule(std::clamp(lease / 10, std::chrono::milliseconds{10}, std::chrono::milliseconds{1000}));
-  }
+  // A transient failure was filed to be tried again soon (HoldBook::renewed).
 }
 
 void Watchdog::report(const std::string& node, std::size_t count, clock::time_point sent, std::error_code error,

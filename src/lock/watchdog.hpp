@@ -1,7 +1,10 @@
-// The one timer that renews every watchdog-mode hold of the book every
-// lease/3, many holds per script call, and the timers that end fixed-lease
-// holds when their lease runs out. What is held is the HoldBook's; the
-// watchdog only acts on it, on the loop thread.
+// Renews every watchdog-mode hold of the book every lease/3, many holds per
+// script call, and times the end of fixed-lease holds. What is held is the
+// HoldBook's; the watchdog only acts on it, on the loop thread. One timer
+// follows the book's renewal wheel: each time it fires it renews the holds
+// whose bucket has begun, a bounded slice per loop turn, so renewals are
+// spread over the period as the holds were taken, and other callers'
+// commands never wait behind a pass over the whole book.
 #pragma once
 
 #include <chrono>
@@ -19,13 +22,10 @@
 namespace warden::detail {
 
 class ClientCore;
+struct Script;
 
 class Watchdog final : private HoldBook::Keeper {
  public:
-  // Holds per renewal script call: large enough to amortise the round trip,
-  // small enough to keep one script's run short on the server.
-  static constexpr std::size_t batch_size = 100;
-
   // Becomes `book`'s keeper.
   Watchdog(ClientCore& client, HoldBook& book);
   Watchdog(const Watchdog&) = delete;
@@ -40,10 +40,14 @@ class Watchdog final : private HoldBook::Keeper {
   // HoldBook::Keeper
   void hold_changed(const key& which, const HoldBook::Hold& hold) override;
   void hold_gone(const key& which) override;
-  void watchdog_hold_added() override;
+  void renewal_filed(clock::time_point due) override;
 
-  void schedule(std::chrono::milliseconds delay);
+  // The timer fires at `when` unless it already fires earlier.
+  void arm(clock::time_point when);
   void tick();
+  // Sends one renewal call for `holds` (same script, same slot group).
+  void send(const Script& script, std::vector<HoldBook::Due> holds, std::vector<std::string> keys,
+            std::vector<std::string> args);
   void renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, clock::time_point sent,
                std::error_code error, const std::vector<long long>& results, const std::string& unsynced);
   void lose(const key& which, std::error_code cause, const std::string& why);
@@ -54,6 +58,7 @@ class Watchdog final : private HoldBook::Keeper {
 
   ClientCore& client_;
   HoldBook& book_;
+  const std::size_t batch_size_;  // Config::lock_watchdog_batch_size
   std::map<key, TimerQueue::id> expiries_;  // fixed-lease holds: when their lease runs out
   TimerQueue::id timer_ = 0;
   clock::time_point timer_at_{};

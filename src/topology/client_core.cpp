@@ -10,6 +10,7 @@
 
 #include "io/tls_session.hpp"
 #include "lock/lock_core.hpp"
+#include "lock/spare_buckets.hpp"
 #include "topology/cluster.hpp"
 #include "topology/sentinel.hpp"
 #include "topology/single_server.hpp"
@@ -168,12 +169,13 @@ void ClientCore::shutdown() {
   });
 }
 
-void ClientCore::prune_locks() {
-  // Drop entries of locks nobody refers to any more, now and then.
-  if (locks_.size() > 64 && locks_.size() % 64 == 0) {
-    for (auto it = locks_.begin(); it != locks_.end();) {
-      it = it->second.expired() ? locks_.erase(it) : std::next(it);
-    }
+void ClientCore::forget_core(const LockCore& core, std::string_view kind) {
+  std::lock_guard<std::mutex> guard(locks_mutex_);
+  auto found = locks_.find(core_name{kind, core.name()});
+  // A newer core of the name may have taken the entry already.
+  if (found != locks_.end() && found->second == &core) {
+    locks_.erase(found);
+    release_spare_buckets(locks_);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -65,20 +66,26 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   // One core per kind and name, shared by every handle of it, so that holds,
   // the lost-lock callback and waiters agree whichever handle is used. `args`
   // follow the client and the name to Core's constructor; `kind` must tell
-  // apart cores built with different ones.
+  // apart cores built with different ones. The registry holds no reference:
+  // a core leaves it when its last handle, hold and waiter are gone
+  // (forget_core), so nothing is kept for a name nobody uses.
   template <class Core, class... Args>
   std::shared_ptr<Core> lock_core(std::string_view kind, std::string_view name, Args&&... args) {
     std::lock_guard<std::mutex> guard(locks_mutex_);
-    std::string key(kind);
-    key += '\n';
-    key += name;
-    auto& slot = locks_[key];
-    if (auto existing = slot.lock()) return std::static_pointer_cast<Core>(existing);
+    if (auto found = locks_.find(core_name{kind, name}); found != locks_.end()) {
+      if (auto existing = found->second->weak_from_this().lock()) return std::static_pointer_cast<Core>(existing);
+      // Being destroyed on another thread: its entry (whose key is its own
+      // name) makes way for the new core.
+      locks_.erase(found);
+    }
     auto core = std::make_shared<Core>(shared_from_this(), std::string(name), std::forward<Args>(args)...);
-    slot = core;
-    prune_locks();
+    const std::string& interned = *kinds_.emplace(kind).first;
+    core->registered_as(interned);
+    locks_.emplace(core_name{interned, core->name()}, core.get());
     return core;
   }
+  // A registered core is being destroyed (any thread).
+  void forget_core(const LockCore& core, std::string_view kind);
 
   // Operations that may wait without a command in flight (an acquire parked on
   // pub/sub) register here so that shutdown can fail them.
@@ -94,16 +101,26 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   const Observer& observer() const { return config_.observer; }
 
  private:
-  void prune_locks();
-
   Config config_;
   std::string id_;
   EventLoop loop_;
   std::unique_ptr<Topology> topology_;
   HoldBook holds_;
   Watchdog watchdog_;
-  std::mutex locks_mutex_;
-  std::unordered_map<std::string, std::weak_ptr<LockCore>> locks_;
+  // A core's kind and name, viewing the core's own name and kinds_.
+  struct core_name {
+    std::string_view kind;
+    std::string_view name;
+    bool operator==(const core_name& other) const { return kind == other.kind && name == other.name; }
+  };
+  struct core_name_hash {
+    std::size_t operator()(const core_name& key) const noexcept {
+      return std::hash<std::string_view>{}(key.name) * 31 + std::hash<std::string_view>{}(key.kind);
+    }
+  };
+  std::mutex locks_mutex_;  // guards locks_ and kinds_
+  std::unordered_map<core_name, LockCore*, core_name_hash> locks_;
+  std::set<std::string, std::less<>> kinds_;  // few: one per lock kind and SpinLock back-off
   std::unordered_map<std::uint64_t, std::function<void()>> tracked_;
   std::uint64_t next_ticket_ = 1;
   std::atomic<bool> shut_down_{false};

@@ -21,6 +21,7 @@ TEST(ConfigDefaults, MatchDocumentedValues) {
   EXPECT_EQ(config.password, "");
   EXPECT_EQ(config.database, 0);
   EXPECT_EQ(config.lock_watchdog_timeout, 30s);
+  EXPECT_EQ(config.lock_watchdog_batch_size, 100);
   EXPECT_EQ(config.fair_lock_wait_timeout, 300s);
   EXPECT_EQ(config.connect_timeout, 10s);
   EXPECT_EQ(config.command_timeout, 3s);
@@ -234,6 +235,8 @@ TEST(ConfigValidate, RefusesEachFieldOutOfRange) {
       {"lock_watchdog_timeout", [](Config& c) { c.lock_watchdog_timeout = 0ms; }},
       {"lock_watchdog_timeout", [](Config& c) { c.lock_watchdog_timeout = -1s; }},
       {"lock_watchdog_timeout", [](Config& c) { c.lock_watchdog_timeout = std::chrono::milliseconds::max(); }},
+      {"lock_watchdog_batch_size", [](Config& c) { c.lock_watchdog_batch_size = 0; }},
+      {"lock_watchdog_batch_size", [](Config& c) { c.lock_watchdog_batch_size = 10'001; }},
       {"fair_lock_wait_timeout", [](Config& c) { c.fair_lock_wait_timeout = 0ms; }},
       {"fair_lock_wait_timeout", [](Config& c) { c.fair_lock_wait_timeout = std::chrono::milliseconds::max(); }},
       {"connect_timeout", [](Config& c) { c.connect_timeout = 0ms; }},

@@ -26,13 +26,17 @@ std::shared_ptr<LockCore> fake_lock(char& storage) {
 
 struct RecordingKeeper : HoldBook::Keeper {
   std::map<HoldBook::key, clock::time_point> expiries;  // fixed-lease holds and when they run out
-  int added = 0;
+  int filed = 0;
+  clock::time_point last_filed{};
   void hold_changed(const HoldBook::key& which, const HoldBook::Hold& hold) override {
     expiries.erase(which);
     if (!hold.watchdog_mode()) expiries[which] = hold.valid_until;
   }
   void hold_gone(const HoldBook::key& which) override { expiries.erase(which); }
-  void watchdog_hold_added() override { ++added; }
+  void renewal_filed(clock::time_point due) override {
+    ++filed;
+    last_filed = due;
+  }
 };
 
 class HoldBookTest : public ::testing::Test {
@@ -51,7 +55,7 @@ TEST_F(HoldBookTest, ReentrantHoldsAreCountedAndReleasedOneByOne) {
   EXPECT_EQ(book.count(*lock, 7), 2);
   EXPECT_EQ(book.count(*lock, 8), 0);
   EXPECT_EQ(book.valid_until(*lock, 7), sent + 30s);
-  EXPECT_EQ(keeper.added, 2);
+  EXPECT_EQ(keeper.filed, 1);  // filed once, when the first level was taken
   EXPECT_TRUE(keeper.expiries.empty());  // watchdog mode: renewed, not timed
   EXPECT_EQ(book.releasing(*lock, 7), 30s);
   book.released(*lock, 7, false);
@@ -66,7 +70,7 @@ TEST_F(HoldBookTest, ReentrantHoldsAreCountedAndReleasedOneByOne) {
 TEST_F(HoldBookTest, FixedLeasesAreTimedByTheKeeper) {
   auto sent = clock::now();
   book.acquired(lock, 7, 5s, sent);
-  EXPECT_EQ(keeper.added, 0);
+  EXPECT_EQ(keeper.filed, 0);
   ASSERT_EQ(keeper.expiries.size(), 1u);
   EXPECT_EQ(keeper.expiries.begin()->second, sent + 5s);
   // A watchdog-mode level on top: renewed, no longer timed.
@@ -104,43 +108,105 @@ TEST_F(HoldBookTest, ALostHoldIsStillKnownOf) {
   EXPECT_FALSE(book.knew_of(*lock, 7));
 }
 
-TEST_F(HoldBookTest, RenewalPlanAndAnswers) {
+TEST_F(HoldBookTest, RenewalScheduleAndAnswers) {
   const auto lease = 30s;
   const auto period = 10s;
+  const std::size_t all = 1000;
   auto sent = clock::now();
   book.acquired(lock, 7, std::nullopt, sent);
   book.acquired(lock, 8, 30s, sent);  // fixed lease: never renewed
-  // Taken moments ago: not due yet.
-  auto plan = book.take_due(sent, lease, period);
-  EXPECT_TRUE(plan.any);
-  EXPECT_TRUE(plan.due.empty());
-  // Half a period old: due, and marked as renewing.
-  plan = book.take_due(sent + period / 2, lease, period);
-  ASSERT_EQ(plan.due.size(), 1u);
-  EXPECT_EQ(plan.due[0].which.second, 7u);
-  EXPECT_TRUE(book.take_due(sent + period / 2, lease, period).due.empty());
-  // Confirmed: valid a lease from when the renewal was sent.
-  auto renewal_sent = sent + period / 2;
-  auto outcome = book.renewed({{plan.due[0].which, plan.due[0].epoch}}, renewal_sent, lease, {}, {1});
+  EXPECT_EQ(book.period(), period);
+  // Taken moments ago: due a period after it was taken.
+  EXPECT_TRUE(book.take_due(sent, all).empty());
+  ASSERT_TRUE(book.next_due().has_value());
+  EXPECT_LE(*book.next_due(), sent + period);
+  EXPECT_GT(*book.next_due(), sent + period - 100ms);  // its bucket's start
+  // A period old: due, out of the schedule while its renewal is in flight.
+  auto due = book.take_due(sent + period, all);
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].which.second, 7u);
+  EXPECT_EQ(due[0].valid_until, sent + lease);
+  EXPECT_TRUE(book.take_due(sent + period, all).empty());
+  EXPECT_FALSE(book.next_due().has_value());
+  // Confirmed: valid a lease from when the renewal was sent, due a period later.
+  auto renewal_sent = sent + period;
+  auto outcome = book.renewed({{due[0].which, due[0].epoch}}, renewal_sent, lease, {}, {1});
   EXPECT_TRUE(outcome.lost.empty());
   EXPECT_FALSE(outcome.retry);
   EXPECT_EQ(book.valid_until(*lock, 7), renewal_sent + lease);
+  EXPECT_LE(*book.next_due(), sent + 2 * period);
+  EXPECT_GT(*book.next_due(), sent + 2 * period - 100ms);
   // A stale answer (another epoch) changes nothing.
-  outcome = book.renewed({{plan.due[0].which, plan.due[0].epoch + 1}}, renewal_sent, lease, {}, {0});
+  outcome = book.renewed({{due[0].which, due[0].epoch + 1}}, renewal_sent, lease, {}, {0});
   EXPECT_TRUE(outcome.lost.empty());
   // Gone on the server: lost.
-  plan = book.take_due(renewal_sent + lease, lease, period);
-  ASSERT_EQ(plan.due.size(), 1u);
-  outcome = book.renewed({{plan.due[0].which, plan.due[0].epoch}}, renewal_sent + lease, lease, {}, {0});
+  due = book.take_due(sent + 2 * period, all);
+  ASSERT_EQ(due.size(), 1u);
+  outcome = book.renewed({{due[0].which, due[0].epoch}}, sent + 2 * period, lease, {}, {0});
   ASSERT_EQ(outcome.lost.size(), 1u);
-  // A transport error with lease left: retried.
-  book.acquired(lock, 9, std::nullopt, clock::now() - period);
-  plan = book.take_due(clock::now(), lease, period);
-  ASSERT_EQ(plan.due.size(), 1u);
-  outcome = book.renewed({{plan.due[0].which, plan.due[0].epoch}}, clock::now(), lease,
+  // A transport error with lease left: filed again soon (a tenth of the
+  // lease, at most 1 s, from when the answer came), and the keeper hears of
+  // it, to fire that early.
+  book.acquired(lock, 9, std::nullopt, sent + period);
+  due = book.take_due(sent + 2 * period, all);
+  ASSERT_EQ(due.size(), 1u);
+  outcome = book.renewed({{due[0].which, due[0].epoch}}, sent + 2 * period, lease,
                          make_error_code(errc::connection_lost), {});
   EXPECT_TRUE(outcome.lost.empty());
   EXPECT_TRUE(outcome.retry);
+  EXPECT_TRUE(book.next_due().has_value());
+  EXPECT_GT(keeper.last_filed, clock::now() + 900ms);
+  EXPECT_LE(keeper.last_filed, clock::now() + 1s);
+}
+
+// A renewal that goes out late keeps the hold's place: it is due again a
+// period after it was due, not after it was sent, so lateness never adds up.
+TEST_F(HoldBookTest, TheScheduleDoesNotDrift) {
+  auto t0 = clock::now();
+  book.acquired(lock, 7, std::nullopt, t0);
+  auto late = t0 + 10s + 40ms;
+  auto due = book.take_due(late, 1000);
+  ASSERT_EQ(due.size(), 1u);
+  book.renewed({{due[0].which, due[0].epoch}}, late, 30s, {}, {1});
+  EXPECT_LE(*book.next_due(), t0 + 20s);
+  // Later by more than half a period: the hold starts afresh from the renewal.
+  due = book.take_due(t0 + 26s, 1000);
+  ASSERT_EQ(due.size(), 1u);
+  book.renewed({{due[0].which, due[0].epoch}}, t0 + 26s, 30s, {}, {1});
+  EXPECT_GT(*book.next_due(), t0 + 35s);
+  EXPECT_LE(*book.next_due(), t0 + 36s);
+}
+
+// Holds due soon fill a batch; the rest of the wheel is left alone.
+TEST_F(HoldBookTest, HoldsDueSoonTopUpABatch) {
+  char other_storage = 0;
+  auto other = fake_lock(other_storage);
+  auto t0 = clock::now();
+  book.acquired(lock, 1, std::nullopt, t0);
+  book.acquired(lock, 2, std::nullopt, t0 + 3s);
+  book.acquired(other, 3, std::nullopt, t0 + 3s);
+  book.acquired(lock, 4, std::nullopt, t0 + 6s);
+  auto due = book.take_due(t0 + 10s, 1000);
+  ASSERT_EQ(due.size(), 1u);
+  // Within half a period (t0 + 15 s), of `lock` only: owner 2, not 3 (other
+  // lock) nor 4 (due at t0 + 16 s).
+  book.take_early(
+      t0 + 15s, 10, 100, [&](const LockCore& which, thread_id) { return &which == lock.get(); }, due);
+  ASSERT_EQ(due.size(), 2u);
+  EXPECT_EQ(due[1].which.second, 2u);
+  EXPECT_EQ(book.take_due(t0 + 16s, 1000).size(), 2u);
+}
+
+// A burst of holds due at once is handed out a slice at a time.
+TEST_F(HoldBookTest, TakesNoMoreThanAskedPerCall) {
+  auto t0 = clock::now() - 10s;
+  for (thread_id owner = 1; owner <= 5; ++owner) book.acquired(lock, owner, std::nullopt, t0);
+  EXPECT_EQ(book.take_due(clock::now(), 2).size(), 2u);
+  ASSERT_TRUE(book.next_due().has_value());
+  EXPECT_LE(*book.next_due(), clock::now());
+  EXPECT_EQ(book.take_due(clock::now(), 2).size(), 2u);
+  EXPECT_EQ(book.take_due(clock::now(), 2).size(), 1u);
+  EXPECT_FALSE(book.next_due().has_value());
 }
 
 // A renewal too few replicas acknowledged (replica_sync) extends nothing: a
@@ -151,9 +217,9 @@ TEST_F(HoldBookTest, AnUnsyncedRenewalExtendsNothing) {
   const auto period = 10s;
   auto sent = clock::now() - period;
   book.acquired(lock, 7, std::nullopt, sent);
-  auto plan = book.take_due(clock::now(), lease, period);
-  ASSERT_EQ(plan.due.size(), 1u);
-  auto outcome = book.renewed({{plan.due[0].which, plan.due[0].epoch}}, clock::now(), lease, {}, {1},
+  auto due = book.take_due(clock::now(), 1000);
+  ASSERT_EQ(due.size(), 1u);
+  auto outcome = book.renewed({{due[0].which, due[0].epoch}}, clock::now(), lease, {}, {1},
                               "0 of 1 replica acknowledged it within 1000 ms");
   EXPECT_TRUE(outcome.lost.empty());
   EXPECT_TRUE(outcome.retry);
@@ -162,15 +228,14 @@ TEST_F(HoldBookTest, AnUnsyncedRenewalExtendsNothing) {
 
 TEST_F(HoldBookTest, AHoldWhoseRenewalsAreNeverSyncedIsLostWithItsLease) {
   const auto lease = 30s;
-  const auto period = 10s;
   // Taken almost a lease ago: its renewal goes out just before the lease
   // ends and is answered just after.
   book.acquired(lock, 7, std::nullopt, clock::now() - lease + 20ms);
-  auto plan = book.take_due(clock::now(), lease, period);
-  ASSERT_EQ(plan.due.size(), 1u);
+  auto due = book.take_due(clock::now(), 1000);
+  ASSERT_EQ(due.size(), 1u);
   auto sent = clock::now();
   std::this_thread::sleep_for(30ms);
-  auto outcome = book.renewed({{plan.due[0].which, plan.due[0].epoch}}, sent, lease, {}, {1},
+  auto outcome = book.renewed({{due[0].which, due[0].epoch}}, sent, lease, {}, {1},
                               "0 of 1 replica acknowledged it within 1000 ms");
   ASSERT_EQ(outcome.lost.size(), 1u);
   EXPECT_NE(outcome.lost[0].second.find("0 of 1 replica acknowledged"), std::string::npos);
@@ -180,9 +245,8 @@ TEST_F(HoldBookTest, AFinalReleaseStopsRenewalAtOnce) {
   auto sent = clock::now() - 20s;
   book.acquired(lock, 7, std::nullopt, sent);
   book.releasing(*lock, 7);
-  auto plan = book.take_due(clock::now(), 30s, 10s);
-  EXPECT_FALSE(plan.any);
-  EXPECT_TRUE(plan.due.empty());
+  EXPECT_TRUE(book.take_due(clock::now(), 1000).empty());
+  EXPECT_FALSE(book.next_due().has_value());
 }
 
 }  // namespace

@@ -1,0 +1,19 @@
+// Hash tables keep the buckets of their largest size after their elements
+// are gone: a client that once held 100,000 locks would keep 100,000 buckets
+// for good. The books of locks and holds hand the spare ones back.
+#pragma once
+
+#include <cstddef>
+
+namespace warden::detail {
+
+// Rehashes `map` down to its size once it uses under an eighth of its
+// buckets: O(size) now and then, amortised over the erasures that got it
+// there. Pointers and references to elements stay valid (iterators do not).
+template <class Map>
+void release_spare_buckets(Map& map) {
+  constexpr std::size_t small = 64;
+  if (map.bucket_count() > small && map.size() < map.bucket_count() / 8) map.rehash(0);
+}
+
+}  // namespace warden::detail

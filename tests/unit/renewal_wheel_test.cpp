@@ -1,0 +1,131 @@
+// The renewal wheel without a clock: filing, moving, taking by time, the
+// early top-up, and what it does with due times it cannot tell apart.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <vector>
+
+#include "lock/renewal_wheel.hpp"
+
+namespace warden::detail {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Item : RenewalWheel::Link {
+  explicit Item(int n) : number(n) {}
+  int number;
+};
+
+// 10 ms buckets, due times up to 1 s ahead.
+class RenewalWheelTest : public ::testing::Test {
+ protected:
+  std::vector<int> take(clock::time_point now, std::size_t limit = 1000) {
+    std::vector<int> taken;
+    wheel.take(now, limit, [&](RenewalWheel::Link& link) { taken.push_back(static_cast<Item&>(link).number); });
+    return taken;
+  }
+  clock::time_point t0 = clock::now();
+  RenewalWheel wheel{10ms, 1s, t0};
+};
+
+TEST_F(RenewalWheelTest, TakesByBucketInDueOrder) {
+  Item a(1), b(2), c(3);
+  wheel.add(c, t0 + 300ms);
+  wheel.add(a, t0 + 100ms);
+  wheel.add(b, t0 + 105ms);
+  EXPECT_EQ(wheel.size(), 3u);
+  EXPECT_EQ(*wheel.next_due(), t0 + 100ms);
+  EXPECT_TRUE(take(t0 + 99ms).empty());
+  // A bucket is taken once it has begun: b is due 5 ms later, in the same one.
+  EXPECT_EQ(take(t0 + 100ms), (std::vector<int>{1, 2}));
+  EXPECT_FALSE(a.linked());
+  EXPECT_EQ(*wheel.next_due(), t0 + 300ms);
+  EXPECT_EQ(take(t0 + 1h), (std::vector<int>{3}));
+  EXPECT_FALSE(wheel.next_due().has_value());
+  EXPECT_EQ(wheel.size(), 0u);
+}
+
+TEST_F(RenewalWheelTest, MovingAndRemoving) {
+  Item a(1), b(2);
+  wheel.add(a, t0 + 500ms);
+  wheel.add(b, t0 + 600ms);
+  wheel.add(a, t0 + 700ms);  // re-filed later
+  wheel.remove(b);
+  wheel.remove(b);  // not filed: nothing happens
+  EXPECT_EQ(wheel.size(), 1u);
+  EXPECT_TRUE(take(t0 + 650ms).empty());
+  EXPECT_EQ(take(t0 + 700ms), (std::vector<int>{1}));
+}
+
+TEST_F(RenewalWheelTest, ADueTimeAlreadyPassedIsTakenNext) {
+  Item a(1), b(2), c(3);
+  wheel.add(a, t0 + 50ms);
+  EXPECT_EQ(take(t0 + 60ms), (std::vector<int>{1}));
+  // Its bucket has been taken, and one before the wheel began.
+  wheel.add(b, t0 + 55ms);
+  wheel.add(c, t0 - 1h);
+  EXPECT_LE(*wheel.next_due(), t0 + 60ms);
+  EXPECT_EQ(take(t0 + 61ms), (std::vector<int>{2, 3}));
+}
+
+TEST_F(RenewalWheelTest, ADueTimeBeyondTheRingIsServedEarlyNeverLate) {
+  Item a(1);
+  wheel.add(a, t0 + 1h);
+  ASSERT_TRUE(wheel.next_due().has_value());
+  EXPECT_LE(*wheel.next_due(), t0 + 1010ms);
+  EXPECT_EQ(take(t0 + 1010ms), (std::vector<int>{1}));
+}
+
+TEST_F(RenewalWheelTest, AStallLongerThanTheRingTakesEverythingAndCatchesUp) {
+  Item a(1), b(2), c(3);
+  wheel.add(a, t0 + 20ms);
+  wheel.add(b, t0 + 900ms);
+  EXPECT_EQ(take(t0 + 5s), (std::vector<int>{1, 2}));
+  // The wheel now counts from the present: a due time 500 ms on is not
+  // mistaken for one of the buckets it jumped over.
+  wheel.add(c, t0 + 5s + 500ms);
+  EXPECT_TRUE(take(t0 + 5s + 400ms).empty());
+  EXPECT_EQ(take(t0 + 5s + 500ms), (std::vector<int>{3}));
+}
+
+TEST_F(RenewalWheelTest, TakesNoMoreThanTheLimitAndResumesWhereItStopped) {
+  Item items[] = {Item(1), Item(2), Item(3), Item(4)};
+  wheel.add(items[0], t0 + 10ms);
+  wheel.add(items[1], t0 + 10ms);
+  wheel.add(items[2], t0 + 20ms);
+  wheel.add(items[3], t0 + 30ms);
+  EXPECT_EQ(take(t0 + 30ms, 3), (std::vector<int>{1, 2, 3}));
+  EXPECT_LE(*wheel.next_due(), t0 + 30ms);
+  EXPECT_EQ(take(t0 + 30ms, 3), (std::vector<int>{4}));
+}
+
+TEST_F(RenewalWheelTest, TakeEarlyPicksWhatIsWantedBeforeTheBound) {
+  Item items[] = {Item(1), Item(2), Item(3), Item(4)};
+  wheel.add(items[0], t0 + 100ms);
+  wheel.add(items[1], t0 + 200ms);
+  wheel.add(items[2], t0 + 300ms);
+  wheel.add(items[3], t0 + 400ms);
+  std::vector<int> taken;
+  auto odd = [&](RenewalWheel::Link& link) {
+    int n = static_cast<Item&>(link).number;
+    if (n % 2 == 0) return false;
+    taken.push_back(n);
+    return true;
+  };
+  EXPECT_EQ(wheel.take_early(t0 + 350ms, 10, 10, odd), 2u);
+  EXPECT_EQ(taken, (std::vector<int>{1, 3}));
+  EXPECT_EQ(wheel.size(), 2u);
+  // At most `limit` taken, at most `look` looked at.
+  taken.clear();
+  auto any = [&](RenewalWheel::Link& link) {
+    taken.push_back(static_cast<Item&>(link).number);
+    return true;
+  };
+  EXPECT_EQ(wheel.take_early(t0 + 1s, 1, 10, any), 1u);
+  EXPECT_EQ(wheel.take_early(t0 + 1s, 10, 0, any), 0u);
+  EXPECT_EQ(taken, (std::vector<int>{2}));
+}
+
+}  // namespace
+}  // namespace warden::detail
