@@ -14,6 +14,15 @@ AcquireFsm::AcquireFsm(clock::time_point start, std::optional<std::chrono::milli
   }
 }
 
+bool AcquireFsm::join_before_try(clock::time_point now, bool confirmed) {
+  // A poller never subscribes; a joined waiter is joined already; a last try
+  // (at or past the deadline) is never waited after.
+  if (!confirmed || polling_ || joined_) return false;
+  if (deadline_ && now >= *deadline_) return false;
+  joined_ = true;
+  return true;
+}
+
 AcquireFsm::decision AcquireFsm::held(clock::time_point now, std::chrono::milliseconds ttl) {
   if (deadline_ && now >= *deadline_) return {step::timed_out};
   // PTTL 0 is a key in its last millisecond (a retry timed to the lease tends

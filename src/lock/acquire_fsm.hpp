@@ -1,5 +1,9 @@
 // The decisions of one acquire: try, subscribe, re-try, sleep until woken or
 // min(lock TTL, time left), re-try; read ownership back after a lost reply.
+// A first try on a channel the subscriber already has confirmed joins the
+// waiters before it is sent and, if the lock is held, sleeps at once: the
+// re-try after subscribing is only needed when the subscription may have come
+// after the try ran.
 // A polling acquire (SpinLock) never subscribes: it pauses for its back-off's
 // next delay, capped by the TTL and the time left, and re-tries.
 // Pure logic: the driver (lock_core.cpp) performs each step and reports back.
@@ -39,6 +43,14 @@ class AcquireFsm {
              std::chrono::milliseconds unknown_ttl_wait, std::optional<SpinDelays> polling = std::nullopt);
 
   decision start() const { return {step::try_acquire}; }
+  // Asked before a try is sent: should the waiter join the lock's waiters
+  // first? `confirmed`: the channel's subscription is confirmed on the
+  // subscriber where the waiter would join (the server took the SUBSCRIBE
+  // before it answered, so before this try runs: every unlock published
+  // after the try reaches the waiter). Yes (and the waiter counts as joined:
+  // a held lock then means sleep, not subscribe) for a first try that is not
+  // the last one, of a waiter that does not poll.
+  bool join_before_try(clock::time_point now, bool confirmed);
   // The acquire ran and the lock is held by someone else for `ttl` more
   // (negative: the key has no expiry).
   decision held(clock::time_point now, std::chrono::milliseconds ttl);

@@ -142,6 +142,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     // Past the deadline this attempt is the last one: nothing to wait in line for.
     bool last = fsm_.deadline() && sent >= *fsm_.deadline();
     if (!last) waited_ = true;
+    join_before_try(sent);
     auto call = last ? lock_->try_acquire_call(owner_id_, lease_ms()) : lock_->acquire_call(owner_id_, lease_ms());
     call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_));
     client_.run_script(
@@ -344,6 +345,26 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     // it (a closed connection fails the re-try synchronously): the waiter
     // would then never be removed.
     if (finished_) leave_waiters(false);
+  }
+
+  // A first try on a channel whose subscription is already confirmed on the
+  // subscriber this waiter would join (other waiters of this Client keep it)
+  // joins before the try is sent. The server took that SUBSCRIBE before it
+  // answered it, so before this try runs: an unlock published after the try
+  // reaches this waiter, and a lock found held needs no re-try after
+  // subscribing; the op sleeps at once. A message that comes while the try
+  // is in flight wakes a parked waiter or leaves a permit, which this op's
+  // park takes; a reconnect meanwhile wakes it (poked_: re-try after the
+  // reply). A channel still subscribing takes the subscribe-and-re-try path.
+  void join_before_try(clock::time_point now) {
+    if (waiter_ != 0 || fsm_.joined()) return;
+    auto node = client_.topology().node_for(channel_);
+    if (!node || !fsm_.join_before_try(now, node->subscribed(channel_))) return;
+    track_shutdown();
+    node_ = std::move(node);
+    // Ready at once (confirmed): nothing to do then; the try is already going.
+    waiter_ = node_->pubsub().join(
+        channel_, [] {}, [self = shared_from_this()](wake_cause why) { self->on_woken(why); });
   }
 
   void leave_waiters(bool pass_wake) {

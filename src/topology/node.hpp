@@ -34,6 +34,9 @@ class Node {
   // The subscriber connection, made on first use (and started with the
   // node). `set_sharded` before that chooses SSUBSCRIBE over SUBSCRIBE.
   PubSub& pubsub();
+  // Whether `channel` is confirmed subscribed on the subscriber connection;
+  // false (and none is made) when the node has none yet.
+  bool subscribed(const std::string& channel) const { return pubsub_ && pubsub_->subscribed(channel); }
   void set_sharded(bool sharded) { sharded_ = sharded; }
 
   // Starts the command connection, and the subscriber connection too when

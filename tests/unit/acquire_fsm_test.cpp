@@ -208,6 +208,55 @@ TEST(AcquireFsm, HugeWaitDoesNotOverflowIntoAnEarlyTimeOut) {
   EXPECT_EQ(fsm.read_back(t0 + 24h, false).next, step::try_acquire);
 }
 
+// ---- joining before the first try (the channel is already subscribed) ----
+
+TEST(AcquireFsmJoinBeforeTry, AConfirmedChannelJoinsAndAHeldLockSleepsAtOnce) {
+  AcquireFsm fsm = make_fsm(10s);
+  EXPECT_TRUE(fsm.join_before_try(t0, true));
+  EXPECT_TRUE(fsm.joined());
+  AcquireFsm::decision d = fsm.held(t0 + 1s, 2s);
+  EXPECT_EQ(d.next, step::sleep);  // no subscribe, so no re-try after it
+  EXPECT_EQ(d.wait, 2s);
+  EXPECT_EQ(fsm.woken().next, step::try_acquire);
+  EXPECT_EQ(fsm.held(t0 + 2s, 2s).next, step::sleep);
+}
+
+TEST(AcquireFsmJoinBeforeTry, AnUnconfirmedChannelTakesTheSubscribeAndReTryPath) {
+  AcquireFsm fsm = make_fsm(10s);
+  EXPECT_FALSE(fsm.join_before_try(t0, false));
+  EXPECT_FALSE(fsm.joined());
+  EXPECT_EQ(fsm.held(t0, 1s).next, step::subscribe);
+  EXPECT_EQ(fsm.subscribed().next, step::try_acquire);
+}
+
+TEST(AcquireFsmJoinBeforeTry, OnlyTheFirstTryJoins) {
+  AcquireFsm fsm = make_fsm(std::nullopt);
+  ASSERT_EQ(fsm.held(t0, 1s).next, step::subscribe);
+  EXPECT_FALSE(fsm.join_before_try(t0 + 1s, true));  // joined by subscribing already
+  AcquireFsm early = make_fsm(std::nullopt);
+  ASSERT_TRUE(early.join_before_try(t0, true));
+  EXPECT_FALSE(early.join_before_try(t0 + 1s, true));  // joined once is enough
+}
+
+TEST(AcquireFsmJoinBeforeTry, TheLastTryNeverJoins) {
+  AcquireFsm zero = make_fsm(0ms);  // try_lock(): one try, no waiting
+  EXPECT_FALSE(zero.join_before_try(t0, true));
+  EXPECT_EQ(zero.held(t0, 10s).next, step::timed_out);
+  EXPECT_FALSE(zero.joined());
+  AcquireFsm bounded = make_fsm(10s);
+  EXPECT_FALSE(bounded.join_before_try(t0 + 10s, true));
+  EXPECT_TRUE(bounded.join_before_try(t0 + 10s - 1ms, true));
+}
+
+TEST(AcquireFsmJoinBeforeTry, AReadBackKeepsTheEarlyJoin) {
+  AcquireFsm fsm = make_fsm(10s);
+  ASSERT_TRUE(fsm.join_before_try(t0, true));
+  EXPECT_EQ(fsm.unknown().next, step::read_back);
+  EXPECT_EQ(fsm.read_back(t0 + 1s, false).next, step::try_acquire);
+  EXPECT_FALSE(fsm.join_before_try(t0 + 1s, true));
+  EXPECT_EQ(fsm.held(t0 + 1s, 1s).next, step::sleep);
+}
+
 // ---- polling (SpinLock): pauses on the back-off, never subscribes ----
 
 AcquireFsm make_poller(std::optional<milliseconds> wait, warden::SpinBackoff backoff) {
@@ -238,6 +287,13 @@ TEST(AcquireFsmPolling, APauseIsCappedByTheHoldersLease) {
   EXPECT_EQ(fsm.held(t0, 30ms).wait, 30ms);
   EXPECT_EQ(fsm.held(t0, 0ms).wait, 1ms);
   EXPECT_EQ(fsm.held(t0, -1ms).wait, 100ms);  // no expiry: the back-off alone
+}
+
+TEST(AcquireFsmPolling, APollerNeverJoinsBeforeATry) {
+  AcquireFsm fsm = make_poller(10s, warden::SpinBackoff::constant(5ms));
+  EXPECT_FALSE(fsm.join_before_try(t0, true));
+  EXPECT_FALSE(fsm.joined());
+  EXPECT_EQ(fsm.held(t0, 30s).next, step::pause);
 }
 
 TEST(AcquireFsmPolling, ALostReplyIsStillReadBack) {
