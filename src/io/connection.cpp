@@ -323,9 +323,9 @@ void Connection::setup() {
   for (auto& [what, argv] : commands) {
     std::uint64_t id = next_id_++;
     Request& request = requests_[id];
-    request.argv = std::move(argv);
+    LinkProtocol::encode_command(argv, request.command);
     request.deadline = clock::now() + options_.connect_timeout;
-    request.handler = [this, socket, what = what, command = request.argv.front()](Response&& response) {
+    request.handler = [this, socket, what = what, command = argv.front()](Response&& response) {
       if (socket_ != socket) return;  // that connection is gone already
       if (response.error) return;      // a transport failure: the drop is handled already
       // Any answer to the PING or the CLIENT SETNAME shows a Redis server
@@ -389,21 +389,22 @@ void Connection::write_queued() {
 }
 
 void Connection::write_request(std::uint64_t id, Request& request) {
-  protocol_.encode(id, request.argv, plain_out_);
+  protocol_.send_encoded(id, request.command, plain_out_);
   request.in_flight = true;
   // Only an idempotent command is ever written again.
-  if (!request.idempotent) std::vector<std::string>().swap(request.argv);
+  if (!request.idempotent) std::string().swap(request.command);
   loop_.schedule_flush(this);
 }
 
-void Connection::send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent, Handler handler) {
+void Connection::send(const std::vector<std::string>& argv, clock::time_point deadline, bool idempotent,
+                      Handler handler) {
   if (link_.closed()) {
     handler(Response{make_error_code(errc::shut_down), {}});
     return;
   }
   std::uint64_t id = next_id_++;
   Request& request = requests_[id];
-  request.argv = std::move(argv);
+  LinkProtocol::encode_command(argv, request.command);
   request.deadline = deadline;
   request.idempotent = idempotent;
   request.handler = std::move(handler);

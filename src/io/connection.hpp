@@ -90,7 +90,7 @@ class Connection : private Flushable {
   // connection could be made by then; errc::connection_lost when the link
   // dropped after the command was sent and it is not `idempotent` (idempotent
   // commands are sent again after the reconnect, up to retry_attempts times).
-  void send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent, Handler handler);
+  void send(const std::vector<std::string>& argv, clock::time_point deadline, bool idempotent, Handler handler);
 
   // Pub/sub. send_subscription writes a (S)(UN)SUBSCRIBE at once and returns
   // false when the link is not ready; its confirmations, messages and a
@@ -108,7 +108,7 @@ class Connection : private Flushable {
 
  private:
   struct Request {
-    std::vector<std::string> argv;
+    std::string command;  // its bytes, encoded once; kept for a resend only when idempotent
     clock::time_point deadline;
     bool idempotent = false;
     bool in_flight = false;

@@ -16,10 +16,11 @@ std::string upper(const std::string& text) {
 }
 
 void append_encoded(const std::vector<std::string>& argv, std::string& out) {
-  std::vector<const char*> parts;
-  std::vector<std::size_t> lengths;
-  parts.reserve(argv.size());
-  lengths.reserve(argv.size());
+  // Kept from call to call: a renewal batch has a few hundred arguments.
+  thread_local std::vector<const char*> parts;
+  thread_local std::vector<std::size_t> lengths;
+  parts.clear();
+  lengths.clear();
   for (const auto& arg : argv) {
     parts.push_back(arg.data());
     lengths.push_back(arg.size());
@@ -41,6 +42,13 @@ LinkProtocol::~LinkProtocol() { redisReaderFree(reader_); }
 
 void LinkProtocol::encode(std::uint64_t id, const std::vector<std::string>& argv, std::string& out) {
   append_encoded(argv, out);
+  in_flight_.push_back(Pending{id, family::none, false, 1});
+}
+
+void LinkProtocol::encode_command(const std::vector<std::string>& argv, std::string& out) { append_encoded(argv, out); }
+
+void LinkProtocol::send_encoded(std::uint64_t id, std::string_view command, std::string& out) {
+  out.append(command);
   in_flight_.push_back(Pending{id, family::none, false, 1});
 }
 

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/reply.hpp"
@@ -61,6 +62,11 @@ class LinkProtocol {
   // A command that gets exactly one reply, appended to `out` and expected
   // back under `id`.
   void encode(std::uint64_t id, const std::vector<std::string>& argv, std::string& out);
+  // The same in two steps: a command's bytes, appended to `out`, and bytes
+  // so made sent as one command (they may be sent again after a reconnect
+  // without encoding the command anew).
+  static void encode_command(const std::vector<std::string>& argv, std::string& out);
+  void send_encoded(std::uint64_t id, std::string_view command, std::string& out);
 
   // SUBSCRIBE, SSUBSCRIBE, UNSUBSCRIBE or SUNSUBSCRIBE with at least one
   // channel. Its answers come back as pushes: one confirmation per channel,

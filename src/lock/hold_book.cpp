@@ -11,8 +11,8 @@ namespace {
 
 // The wheel's resolution: a period in this many buckets. Each bucket's holds
 // go out together, so a finer wheel means smaller bursts of renewals (one
-// bucket of 100,000 holds renewed every second is 781 holds, 8 scripts).
-constexpr int buckets_per_period = 128;
+// bucket of 100,000 holds renewed every second is 195 holds, 2 scripts).
+constexpr int buckets_per_period = 512;
 
 constexpr char watchdog_level = 'w';
 constexpr char fixed_level = 'f';
@@ -51,7 +51,7 @@ void HoldBook::erase(hold_map::iterator it) {
 
 HoldBook::Due HoldBook::taken(Hold& hold) {
   hold.renewing = true;
-  return Due{hold.which, hold.epoch, hold.lock, hold.valid_until};
+  return Due{hold.which, hold.epoch, hold.lock.get(), hold.valid_until};
 }
 
 bool HoldBook::Hold::watchdog_mode() const {

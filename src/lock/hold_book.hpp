@@ -113,11 +113,13 @@ class HoldBook {
   milliseconds period() const { return period_; }
 
   // A watchdog-mode hold taken for renewal: out of the wheel and marked as
-  // renewing until renewed() has its answer.
+  // renewing until renewed() has its answer. `lock` is the hold's: alive
+  // while the hold is, so it may be used on the loop thread until control
+  // returns to the loop (no release can come in between).
   struct Due {
     key which;
     std::uint64_t epoch = 0;
-    std::shared_ptr<LockCore> lock;
+    LockCore* lock = nullptr;
     clock::time_point valid_until{};
   };
   // The holds due at `now` (their wheel bucket has begun), up to `limit`,

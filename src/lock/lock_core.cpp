@@ -146,7 +146,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     auto call = last ? lock_->try_acquire_call(owner_id_, lease_ms()) : lock_->acquire_call(owner_id_, lease_ms());
     call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_));
     client_.run_script(
-        *call.script, call.keys, call.args, command_deadline(sent), false,
+        *call.script, std::move(call.keys), std::move(call.args), command_deadline(sent), false,
         [self = shared_from_this(), sent](Response&& response) { self->on_acquire(sent, std::move(response)); },
         replica_wait::hold);
   }
@@ -228,7 +228,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     auto deadline = keep ? command_deadline(now) : saturating_add(now, std::max(config.command_timeout, lease_ms()));
     // A kept hold waits for replicas as the attempt would have.
     client_.run_script(
-        *call.script, call.keys, call.args, deadline, true,
+        *call.script, std::move(call.keys), std::move(call.args), deadline, true,
         [self = shared_from_this(), keep](Response&& response) { self->on_settled(keep, std::move(response)); },
         keep ? replica_wait::keep : replica_wait::none);
   }
@@ -658,7 +658,7 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
   // Read only for the observer: no clock read when nobody observes.
   auto sent = client_->observer().on_release ? clock::now() : clock::time_point{};
   client_->run_script(
-      *call.script, call.keys, call.args, deadline, true,
+      *call.script, std::move(call.keys), std::move(call.args), deadline, true,
       [self, owner, sent, done = std::move(done)](Response&& response) {
         self->leave_lane(owner);
         auto& holds = self->client_->holds();
@@ -711,7 +711,7 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
 void LockCore::force_release(std::function<void(std::error_code, bool, const std::string&)> done) {
   auto self = shared_from_this();
   auto call = force_release_call();
-  client_->run_script(*call.script, call.keys, call.args, clock::now() + client_->config().command_timeout, true,
+  client_->run_script(*call.script, std::move(call.keys), std::move(call.args), clock::now() + client_->config().command_timeout, true,
                     [self, done = std::move(done)](Response&& response) {
                       if (response.error) return done(response.error, false, self->message(response.error.message()));
                       if (auto problem = reply_problem(response.reply, {Reply::kind::integer})) {
@@ -755,7 +755,7 @@ void LockCore::set_lease(thread_id owner, milliseconds lease, std::function<void
   auto self = shared_from_this();
   auto call = set_lease_call(owner, lease);
   auto sent = clock::now();
-  client_->run_script(*call.script, call.keys, call.args, sent + client_->config().command_timeout, true,
+  client_->run_script(*call.script, std::move(call.keys), std::move(call.args), sent + client_->config().command_timeout, true,
                     [self, owner, lease, sent, done = std::move(done)](Response&& response) {
                       if (!response.ok()) {
                         return done(response.error ? response.error : make_error_code(errc::server_error), false);

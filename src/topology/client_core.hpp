@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <charconv>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -38,7 +39,18 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
 
   const Config& config() const { return config_; }
   const std::string& id() const { return id_; }
-  std::string owner(thread_id thread) const { return id_ + ":" + std::to_string(thread); }
+  // "<client id>:<thread>", the owner field of the lock hashes. Built often
+  // (every call, every renewal): one allocation.
+  std::string owner(thread_id thread) const {
+    char digits[20];
+    auto end = std::to_chars(digits, digits + sizeof digits, thread).ptr;
+    std::string out;
+    out.reserve(id_.size() + 1 + static_cast<std::size_t>(end - digits));
+    out += id_;
+    out += ':';
+    out.append(digits, end);
+    return out;
+  }
 
   EventLoop& loop() { return loop_; }
   // Which holds this client has (any thread may query it).
@@ -53,10 +65,10 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   const Topology& topology() const { return *topology_; }
 
   // Shorthands of the topology's: routed by the first key.
-  void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
+  void run_script(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                   clock::time_point deadline, bool idempotent, Connection::Handler handler,
                   replica_wait wait = replica_wait::none) {
-    topology_->run_script(script, keys, args, deadline, idempotent, std::move(handler), wait);
+    topology_->run_script(script, std::move(keys), std::move(args), deadline, idempotent, std::move(handler), wait);
   }
   void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline, bool idempotent,
             Connection::Handler handler) {

@@ -115,12 +115,12 @@ void Cluster::send(std::vector<std::string> argv, std::string_view route_key, cl
   dispatch(std::move(routed));
 }
 
-void Cluster::run_script(const Script& script, const std::vector<std::string>& keys,
-                         const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
+void Cluster::run_script(const Script& script, std::vector<std::string> keys,
+                         std::vector<std::string> args, clock::time_point deadline, bool idempotent,
                          Connection::Handler handler, replica_wait wait) {
   auto routed = std::make_shared<Routed>(config_.max_redirects);
-  prepare(*routed, {}, &script, keys, args, deadline, idempotent, std::move(handler), wait);
   routed->slot = keys.empty() ? 0 : keys::slot(keys.front());
+  prepare(*routed, {}, &script, std::move(keys), std::move(args), deadline, idempotent, std::move(handler), wait);
   routed->placeholder = !sharded_.has_value();
   dispatch(std::move(routed));
 }

@@ -43,15 +43,15 @@ void RetiringNodes::close_all() {
   for (auto& node : nodes) node->close();
 }
 
-std::vector<std::string> eval_argv(const char* command, const char* script, const std::vector<std::string>& keys,
-                                   const std::vector<std::string>& args) {
+std::vector<std::string> eval_argv(const char* command, const char* script, std::vector<std::string> keys,
+                                   std::vector<std::string> args) {
   std::vector<std::string> argv;
   argv.reserve(3 + keys.size() + args.size());
   argv.emplace_back(command);
   argv.emplace_back(script);
   argv.push_back(std::to_string(keys.size()));
-  argv.insert(argv.end(), keys.begin(), keys.end());
-  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), std::make_move_iterator(keys.begin()), std::make_move_iterator(keys.end()));
+  argv.insert(argv.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
   return argv;
 }
 
@@ -162,15 +162,14 @@ void Node::send(std::vector<std::string> argv, clock::time_point deadline, bool 
   send_attempt(std::move(attempt));
 }
 
-void Node::run_script(const Script& script, const std::vector<std::string>& keys,
-                      const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
+void Node::run_script(const Script& script, std::vector<std::string> keys,
+                      std::vector<std::string> args, clock::time_point deadline, bool idempotent,
                       Connection::Handler handler, replica_wait wait) {
-  send(eval_argv("EVALSHA", script.sha1, keys, args), deadline, idempotent, std::move(handler), &script, wait);
+  send(eval_argv("EVALSHA", script.sha1, std::move(keys), std::move(args)), deadline, idempotent, std::move(handler), &script, wait);
 }
 
 void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
-  // The connection keeps its own copy of argv; ours stays for a resend.
-  auto argv = attempt->argv;
+  // The connection encodes argv and keeps the bytes; ours stays for a resend.
   auto answered = [this, attempt](Response&& response) {
     auto kind = classify(response.reply);
     if (response.error || !did_not_run(kind)) return attempt->handler(std::move(response));
@@ -202,13 +201,13 @@ void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
     backing_off_.emplace(*timer, attempt);
   };
   if (synced_ && attempt->wait != replica_wait::none) {
-    return synced_->send(std::move(argv), attempt->asking, attempt->deadline, attempt->idempotent, attempt->wait,
+    return synced_->send(attempt->argv, attempt->asking, attempt->deadline, attempt->idempotent, attempt->wait,
                          std::move(answered));
   }
   // ASKING's own answer (+OK) is of no interest; the two go out together, in
   // order, so the command is the one it applies to.
   if (attempt->asking) commands_.send({"ASKING"}, attempt->deadline, true, [](Response&&) {});
-  commands_.send(std::move(argv), attempt->deadline, attempt->idempotent, std::move(answered));
+  commands_.send(attempt->argv, attempt->deadline, attempt->idempotent, std::move(answered));
 }
 
 }  // namespace warden::detail

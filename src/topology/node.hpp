@@ -69,7 +69,7 @@ class Node {
   // EVALSHA, falling back to EVAL when the server does not know the script
   // (first use, SCRIPT FLUSH, a restarted server); retried like send() while
   // the server refuses to run it.
-  void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
+  void run_script(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                   clock::time_point deadline, bool idempotent, Connection::Handler handler,
                   replica_wait wait = replica_wait::none);
 
@@ -120,7 +120,7 @@ class RetiringNodes {
 ConnectionOptions options_at(ConnectionOptions base, const NodeAddress& address);
 
 // EVALSHA/EVAL argv: command, script (sha or body), key count, keys, args.
-std::vector<std::string> eval_argv(const char* command, const char* script, const std::vector<std::string>& keys,
-                                   const std::vector<std::string>& args);
+std::vector<std::string> eval_argv(const char* command, const char* script, std::vector<std::string> keys,
+                                   std::vector<std::string> args);
 
 }  // namespace warden::detail

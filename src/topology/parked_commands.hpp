@@ -33,10 +33,10 @@ struct RoutedCommand {
 // Fills in what `command` sends: `argv` as given, or with `script` set, the
 // EVALSHA of it for `keys` and `args` (argv then unused).
 inline void prepare(RoutedCommand& command, std::vector<std::string> argv, const Script* script,
-                    const std::vector<std::string>& keys, const std::vector<std::string>& args,
+                    std::vector<std::string> keys, std::vector<std::string> args,
                     clock::time_point deadline, bool idempotent, Connection::Handler handler,
                     replica_wait wait = replica_wait::none) {
-  command.argv = script != nullptr ? eval_argv("EVALSHA", script->sha1, keys, args) : std::move(argv);
+  command.argv = script != nullptr ? eval_argv("EVALSHA", script->sha1, std::move(keys), std::move(args)) : std::move(argv);
   command.script = script;
   command.deadline = deadline;
   command.idempotent = idempotent;

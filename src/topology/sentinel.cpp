@@ -97,11 +97,11 @@ void Sentinel::send(std::vector<std::string> argv, std::string_view, clock::time
   dispatch(std::move(routed));
 }
 
-void Sentinel::run_script(const Script& script, const std::vector<std::string>& keys,
-                          const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
+void Sentinel::run_script(const Script& script, std::vector<std::string> keys,
+                          std::vector<std::string> args, clock::time_point deadline, bool idempotent,
                           Connection::Handler handler, replica_wait wait) {
   auto routed = std::make_shared<RoutedCommand>();
-  prepare(*routed, {}, &script, keys, args, deadline, idempotent, std::move(handler), wait);
+  prepare(*routed, {}, &script, std::move(keys), std::move(args), deadline, idempotent, std::move(handler), wait);
   dispatch(std::move(routed));
 }
 

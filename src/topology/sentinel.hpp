@@ -36,7 +36,7 @@ class Sentinel final : public Topology {
   void close() override;
   void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline, bool idempotent,
             Connection::Handler handler) override;
-  void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
+  void run_script(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
                   clock::time_point deadline, bool idempotent, Connection::Handler handler, replica_wait wait) override;
   std::shared_ptr<Node> node_for(std::string_view) override { return master_; }
   std::string describe(std::string_view) const override { return label_; }

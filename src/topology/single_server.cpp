@@ -10,10 +10,10 @@ void SingleServer::send(std::vector<std::string> argv, std::string_view, clock::
   node_->send(std::move(argv), deadline, idempotent, std::move(handler));
 }
 
-void SingleServer::run_script(const Script& script, const std::vector<std::string>& keys,
-                              const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
+void SingleServer::run_script(const Script& script, std::vector<std::string> keys,
+                              std::vector<std::string> args, clock::time_point deadline, bool idempotent,
                               Connection::Handler handler, replica_wait wait) {
-  node_->run_script(script, keys, args, deadline, idempotent, std::move(handler), wait);
+  node_->run_script(script, std::move(keys), std::move(args), deadline, idempotent, std::move(handler), wait);
 }
 
 }  // namespace warden::detail

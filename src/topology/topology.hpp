@@ -34,8 +34,8 @@ class Topology {
                     bool idempotent, Connection::Handler handler) = 0;
   // EVALSHA/EVAL of `script`, routed by keys.front(). `wait`: a lock write
   // that waits for replicas when Config::replica_sync is on (Node::send).
-  virtual void run_script(const Script& script, const std::vector<std::string>& keys,
-                          const std::vector<std::string>& args, clock::time_point deadline, bool idempotent,
+  virtual void run_script(const Script& script, std::vector<std::string> keys,
+                          std::vector<std::string> args, clock::time_point deadline, bool idempotent,
                           Connection::Handler handler, replica_wait wait) = 0;
 
   // The node serving `key` now, for its subscriber connection and its
