@@ -192,10 +192,14 @@ HoldBook::Renewal HoldBook::renewed(const std::vector<std::pair<key, std::uint64
     } else if (answered && unsynced.empty()) {
       hold.valid_until = std::max(hold.valid_until, sent + lease);
       hold.confirmed_at = now;
-      // Due a period after it was due, so the schedule does not drift; but
-      // a renewal that went out late by more than half a period starts afresh.
-      auto next = std::min(hold.due, sent) + period_;
-      file(hold, next < sent + period_ / 2 ? sent + period_ : next);
+      // Due a period after it was due, so the schedule does not drift
+      // whether the renewal went out a little late or a little early. A hold
+      // taken well ahead to fill a batch (over an eighth of a period) stays
+      // with that batch from then on; one that went out late by more than
+      // half a period starts afresh.
+      auto next = hold.due + period_;
+      if (sent < hold.due - period_ / 8 || next < sent + period_ / 2) next = sent + period_;
+      file(hold, next);
     } else if (now >= hold.valid_until) {
       outcome.lost.emplace_back(batch[i].first, fmt::format("no renewal was confirmed for a whole lease ({})",
                                                             answered ? unsynced : error.message()));

@@ -20,6 +20,13 @@ namespace {
 // the server back to back, ahead of other callers' commands.
 constexpr std::size_t slice_batches = 1;
 
+// How far ahead of its time a renewal reply sends the next batch: four of the
+// book's buckets (a 128th of the period, 8 ms of the 1 s period of a 3 s
+// lease). Such holds keep their place in the schedule (HoldBook::renewed).
+std::chrono::milliseconds lookahead(std::chrono::milliseconds period) {
+  return std::max(period / 128, std::chrono::milliseconds{1});
+}
+
 }  // namespace
 
 Watchdog::Watchdog(ClientCore& client, HoldBook& book)
@@ -65,14 +72,14 @@ void Watchdog::arm(clock::time_point when) {
   timer_at_ = when;
   timer_ = client_.loop().at(when, [this] {
     timer_ = 0;
-    tick();
+    tick(clock::now());
   });
 }
 
-void Watchdog::tick() {
+void Watchdog::tick(clock::time_point until) {
   const auto lease = client_.config().lock_watchdog_timeout;
   const auto now = clock::now();
-  auto due = book_.take_due(now, slice_batches * batch_size_);
+  auto due = book_.take_due(until, slice_batches * batch_size_);
   // Batches per group and script: one script call renews up to batch_size
   // holds, and its keys must share a cluster slot (a group), or the server
   // refuses it (CROSSSLOT). One batch failing (a slot mid-failover) leaves
@@ -105,13 +112,13 @@ void Watchdog::tick() {
   // Each group's last batch is topped up with holds of the same script and
   // group due within half a period: renewed a little early, they cost no
   // call of their own, and stay together with the others from then on.
-  const auto until = now + book_.period() / 2;
+  const auto soon = now + book_.period() / 2;
   for (auto& [which, index] : open) {
     auto& batch = batches[index];
     if (batch.holds.size() >= batch_size_) continue;
     std::vector<HoldBook::Due> extra;
     book_.take_early(
-        until, batch_size_ - batch.holds.size(), 4 * batch_size_,
+        soon, batch_size_ - batch.holds.size(), 4 * batch_size_,
         [&](const LockCore& lock, thread_id) {
           return &lock.renew_script() == batch.script && topology.group_of(lock.renew_key()) == batch.group;
         },
@@ -120,8 +127,14 @@ void Watchdog::tick() {
   }
   for (auto& batch : batches) send(*batch.script, std::move(batch.holds), std::move(batch.keys), std::move(batch.args));
   // More due than one slice (a stall, or a burst of holds taken at once): the
-  // rest goes out on the next loop turn, after what others have queued.
-  if (auto next = book_.next_due()) arm(*next);
+  // rest goes out on the next loop turn, after what others have queued. A
+  // timer set for holds taken meanwhile would only wake the loop for nothing.
+  auto next = book_.next_due();
+  if (timer_ != 0 && (!next || timer_at_ < *next)) {
+    client_.loop().cancel(timer_);
+    timer_ = 0;
+  }
+  if (next) arm(*next);
 }
 
 void Watchdog::send(const Script& script, std::vector<HoldBook::Due> holds, std::vector<std::string> keys,
@@ -159,6 +172,11 @@ void Watchdog::send(const Script& script, std::vector<HoldBook::Due> holds, std:
         }
         if (!stopped_) report(node, batch.size(), sent, error, results, response.replica_shortfall);
         renewed(batch, sent, error, results, response.replica_shortfall);
+        if (stopped_) return;
+        // Awake anyway: send what falls due shortly rather than wake for it.
+        auto now = clock::now();
+        auto ahead = now + lookahead(book_.period());
+        if (auto next = book_.next_due(); next && *next <= ahead) tick(ahead);
       },
       replica_wait::keep);
 }

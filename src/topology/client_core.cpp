@@ -169,6 +169,8 @@ void ClientCore::shutdown() {
   });
 }
 
+std::shared_ptr<LockCore> ClientCore::still_alive(LockCore& core) { return core.weak_from_this().lock(); }
+
 void ClientCore::forget_core(const LockCore& core, std::string_view kind) {
   std::lock_guard<std::mutex> guard(locks_mutex_);
   auto found = locks_.find(core_name{kind, core.name()});

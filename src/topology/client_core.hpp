@@ -85,7 +85,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::shared_ptr<Core> lock_core(std::string_view kind, std::string_view name, Args&&... args) {
     std::lock_guard<std::mutex> guard(locks_mutex_);
     if (auto found = locks_.find(core_name{kind, name}); found != locks_.end()) {
-      if (auto existing = found->second->weak_from_this().lock()) return std::static_pointer_cast<Core>(existing);
+      if (auto existing = still_alive(*found->second)) return std::static_pointer_cast<Core>(existing);
       // Being destroyed on another thread: its entry (whose key is its own
       // name) makes way for the new core.
       locks_.erase(found);
@@ -98,6 +98,8 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   }
   // A registered core is being destroyed (any thread).
   void forget_core(const LockCore& core, std::string_view kind);
+  // The core, unless its destruction has begun.
+  static std::shared_ptr<LockCore> still_alive(LockCore& core);
 
   // Operations that may wait without a command in flight (an acquire parked on
   // pub/sub) register here so that shutdown can fail them.
