@@ -2,7 +2,8 @@
 -- watchdog's batch). Read and write holds share this script.
 -- KEYS[i]    lock name of hold i
 -- ARGV[1]    lease in milliseconds
--- ARGV[i+1]  field of hold i: "<owner>" for a reader, "<owner>:write" for a writer
+-- ARGV[i+1]  field of hold i: "<owner>" for a reader, "<owner>:write" for a
+--            writer; "" for the same field as hold i-1
 -- Returns an array: 1 for each hold extended, 0 for each hold that is no
 -- longer there (the lock was lost).
 -- A reader's hold keys "{NAME}:<owner>:rwlock_timeout:<n>" (n = 1..count)
@@ -10,8 +11,11 @@
 -- hash is never shortened, since another owner's hold may outlast this lease.
 local lease = tonumber(ARGV[1])
 local result = {}
+local field
 for i = 1, #KEYS do
-  local field = ARGV[i + 1]
+  if ARGV[i + 1] ~= '' then
+    field = ARGV[i + 1]
+  end
   local count = tonumber(redis.call('hget', KEYS[i], field))
   if count == nil then
     result[i] = 0

@@ -559,7 +559,7 @@ ScriptCall LockCore::resolve_call(thread_id owner, long long expected, milliseco
           {client_->owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), unlock_message()}};
 }
 
-std::string LockCore::owner_field(thread_id owner) const { return client_->owner(owner); }
+void LockCore::write_owner_field(thread_id owner, std::string& out) const { client_->write_owner(owner, out); }
 
 ScriptCall LockCore::set_lease_call(thread_id owner, milliseconds lease) const {
   return {&scripts::lock_set_lease, {name_}, {std::to_string(lease.count()), owner_field(owner)}};

@@ -150,12 +150,19 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // nullptr: waiters subscribe to wait_channel().
   virtual const SpinBackoff* polling() const { return nullptr; }
   // The hash field holding `owner`'s count (read-back, hold_count, is_held).
-  virtual std::string owner_field(thread_id owner) const;
+  std::string owner_field(thread_id owner) const {
+    std::string field;
+    write_owner_field(owner, field);
+    return field;
+  }
+  // The same, into `out` (replacing what it held): the watchdog reuses one
+  // buffer for a whole batch.
+  virtual void write_owner_field(thread_id owner, std::string& out) const;
   // Batched renewal: one script for many holds; KEYS gets renew_key(), ARGV
-  // gets the lease first and then renew_arg() per hold. Reply: array of 1/0.
+  // gets the lease first and then the owner field per hold, or "" for the
+  // same field as the hold before it. Reply: array of 1/0.
   virtual const Script& renew_script() const;
   virtual std::string renew_key() const { return name_; }
-  virtual std::string renew_arg(thread_id owner) const { return owner_field(owner); }
   virtual ScriptCall set_lease_call(thread_id owner, milliseconds lease) const;
   // What the observer's events call this kind.
   virtual lock_kind kind() const { return lock_kind::lock; }

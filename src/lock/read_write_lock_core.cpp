@@ -87,7 +87,10 @@ ScriptCall WriteLockCore::resolve_call(thread_id owner, long long expected, mill
            tagged()}};
 }
 
-std::string WriteLockCore::owner_field(thread_id owner) const { return client().owner(owner) + ":write"; }
+void WriteLockCore::write_owner_field(thread_id owner, std::string& out) const {
+  client().write_owner(owner, out);
+  out += ":write";
+}
 
 bool WriteLockCore::locked(const Inspection& state) const { return state.mode == "write"; }
 

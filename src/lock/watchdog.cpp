@@ -17,8 +17,9 @@ namespace {
 // Holds taken from the wheel per loop turn, in batches: a bound on how long
 // one turn spends building renewals (about 0.1 ms per batch of 100) before
 // the loop serves other callers again, and on how many renewal scripts reach
-// the server back to back, ahead of other callers' commands.
-constexpr std::size_t slice_batches = 1;
+// the server back to back, ahead of other callers' commands. Two sent
+// together are usually answered in one read: half the wake-ups of one.
+constexpr std::size_t slice_batches = 2;
 
 // How far ahead of its time a renewal reply sends the next batch: four of the
 // book's buckets (a 128th of the period, 8 ms of the 1 s period of a 3 s
@@ -90,10 +91,12 @@ void Watchdog::tick(clock::time_point until) {
     std::vector<HoldBook::Due> holds;
     std::vector<std::string> keys;
     std::vector<std::string> args;
+    std::string last_field;
   };
   auto& topology = client_.topology();
   std::vector<Batch> batches;
   std::map<std::pair<std::uint32_t, const Script*>, std::size_t> open;  // the batch still filling, per group
+  std::string field;  // one buffer for every hold's owner field
   auto add = [&](HoldBook::Due&& hold) {
     const Script* script = &hold.lock->renew_script();
     auto renew_key = hold.lock->renew_key();
@@ -101,10 +104,18 @@ void Watchdog::tick(clock::time_point until) {
     auto [slot, fresh] = open.try_emplace({group, script}, batches.size());
     if (fresh || batches[slot->second].holds.size() >= batch_size_) {
       slot->second = batches.size();
-      batches.push_back(Batch{script, group, {}, {}, {std::to_string(lease.count())}});
+      batches.push_back(Batch{script, group, {}, {}, {std::to_string(lease.count())}, {}});
     }
     auto& batch = batches[slot->second];
-    batch.args.push_back(hold.lock->renew_arg(hold.which.second));
+    // Holds of one owner often come together: the script reads "" as the
+    // field of the hold before, which saves building and sending it again.
+    hold.lock->write_owner_field(hold.which.second, field);
+    if (!batch.holds.empty() && field == batch.last_field) {
+      batch.args.emplace_back();
+    } else {
+      batch.args.push_back(field);
+      batch.last_field = field;
+    }
     batch.keys.push_back(std::move(renew_key));
     batch.holds.push_back(std::move(hold));
   };

@@ -2,7 +2,7 @@
 // script call, and times the end of fixed-lease holds. What is held is the
 // HoldBook's; the watchdog only acts on it, on the loop thread. One timer
 // follows the book's renewal wheel: each time it fires it renews the holds
-// whose bucket has begun, one batch per loop turn, so renewals are spread
+// whose bucket has begun, two batches per loop turn, so renewals are spread
 // over the period as the holds were taken, and other callers' commands never
 // wait behind a pass over the whole book. A renewal's reply, which wakes the
 // loop anyway, sends the next batch when one falls due within a few buckets:

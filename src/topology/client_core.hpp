@@ -40,15 +40,18 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   const Config& config() const { return config_; }
   const std::string& id() const { return id_; }
   // "<client id>:<thread>", the owner field of the lock hashes. Built often
-  // (every call, every renewal): one allocation.
-  std::string owner(thread_id thread) const {
+  // (every call, every renewal): into a reused buffer, or in one allocation.
+  void write_owner(thread_id thread, std::string& out) const {
     char digits[20];
     auto end = std::to_chars(digits, digits + sizeof digits, thread).ptr;
-    std::string out;
     out.reserve(id_.size() + 1 + static_cast<std::size_t>(end - digits));
-    out += id_;
+    out.assign(id_);
     out += ':';
     out.append(digits, end);
+  }
+  std::string owner(thread_id thread) const {
+    std::string out;
+    write_owner(thread, out);
     return out;
   }
 

@@ -2,6 +2,8 @@
 // as their holder, renewals stop at unlock, and a lost hold is reported.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "redis_probe.hpp"
 #include "test_env.hpp"
 
@@ -92,6 +94,76 @@ TEST(Lease, WatchdogRenewsManyHoldsInOneScriptCall) {
   EXPECT_GE(calls, 2);
   EXPECT_LE(calls, 6) << "renewal is not batched";
   for (auto& lock : locks) lock.unlock();
+}
+
+// Config::lock_watchdog_batch_size: 50 holds at 10 per call are 5 calls a
+// period, spread over it as the holds were taken (here all at once).
+TEST(Lease, TheRenewalBatchSizeIsConfigurable) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Config config = fast_config(server);
+  config.lock_watchdog_timeout = 600ms;
+  config.lock_watchdog_batch_size = 10;
+  Client client{config};
+  std::vector<Lock> locks;
+  for (int i = 0; i < 50; ++i) locks.push_back(client.get_lock("batch:" + std::to_string(i)));
+  for (auto& lock : locks) lock.lock();
+  long long before = probe.script_calls();
+  // Two renewal periods (200 ms each) and a bit.
+  std::this_thread::sleep_for(500ms);
+  long long calls = probe.script_calls() - before;
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(probe.exists("batch:" + std::to_string(i)));
+  EXPECT_GE(calls, 10) << "batches larger than lock_watchdog_batch_size";
+  EXPECT_LE(calls, 20);
+  for (auto& lock : locks) lock.unlock();
+}
+
+// Holds of several owners and kinds in one renewal call: the call sends an
+// owner's field once for a run of its holds, and each hold is still judged
+// on its own (a deleted key is that hold's loss only).
+TEST(Lease, ARenewalCallWithManyOwnersJudgesEachHold) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Config config = fast_config(server);
+  config.lock_watchdog_timeout = 300ms;
+  Client client{config};
+  const thread_id one = new_owner_id();
+  const thread_id two = new_owner_id();
+  Lock a = client.get_lock("owners:a");
+  Lock b = client.get_lock("owners:b");
+  Lock c = client.get_lock("owners:c");
+  Lock d = client.get_lock("owners:d");
+  ReadWriteLock rw = client.get_read_write_lock("owners:rw");
+  ReadWriteLock rw2 = client.get_read_write_lock("owners:rw2");
+  Lock read = rw.read_lock();
+  Lock write = rw2.write_lock();
+  std::atomic<int> lost_c{0};
+  std::atomic<int> lost_other{0};
+  c.add_lost_listener([&](const LockLost&) { ++lost_c; });
+  for (Lock* other : {&a, &b, &d, &read, &write}) other->add_lost_listener([&](const LockLost&) { ++lost_other; });
+  a.lock_async(one).get();
+  b.lock_async(one).get();
+  c.lock_async(two).get();
+  d.lock_async(one).get();
+  read.lock_async(one).get();   // field "<owner>"
+  write.lock_async(one).get();  // field "<owner>:write", same owner
+  const std::vector<std::string> names{"owners:a", "owners:b", "owners:d", "owners:rw", "owners:rw2"};
+  // Time is the subject: five leases, every key kept.
+  auto start = std::chrono::steady_clock::now();
+  while (elapsed_ms(start) < 1'500) {
+    std::this_thread::sleep_for(50ms);
+    for (auto& name : names) ASSERT_TRUE(probe.exists(name)) << name << " expired after " << elapsed_ms(start) << " ms";
+    ASSERT_TRUE(probe.exists("owners:c"));
+  }
+  // The middle hold's key goes: its hold alone is lost.
+  probe.command({"DEL", "owners:c"});
+  ASSERT_TRUE(eventually([&] { return lost_c.load() == 1; }, 2s));
+  std::this_thread::sleep_for(400ms);
+  EXPECT_EQ(lost_other.load(), 0);
+  for (auto& name : names) EXPECT_TRUE(probe.exists(name)) << name;
+  for (auto [lock, owner] : {std::pair{&a, one}, {&b, one}, {&d, one}, {&read, one}, {&write, one}}) {
+    lock->unlock_async(owner).get();
+  }
 }
 
 TEST(Lease, DeletingTheKeyFiresTheLostLockCallback) {
