@@ -28,6 +28,7 @@
 #include "redis_sync.hpp"
 #include "report.hpp"
 #include "scale.hpp"
+#include "scale_common.hpp"
 #include "scenario.hpp"
 #include "server.hpp"
 #include "target.hpp"
@@ -74,19 +75,6 @@ class log_sink {
   std::uint64_t count_ = 0;
   std::vector<std::string> first_;
 };
-
-// The 1-, 5- and 15-minute load averages ("0.12 0.30 0.25"), or "" where
-// /proc is not there. Other work on the machine steals CPU from the client
-// threads and the server alike; the report shows it so a noisy run can be told
-// from a slow library.
-std::string load_average() {
-  std::FILE* f = std::fopen("/proc/loadavg", "r");
-  if (f == nullptr) return {};
-  double one = 0, five = 0, fifteen = 0;
-  const int n = std::fscanf(f, "%lf %lf %lf", &one, &five, &fifteen);
-  std::fclose(f);
-  return n == 3 ? fmt::format("{:.2f} {:.2f} {:.2f}", one, five, fifteen) : std::string();
-}
 
 // Cumulative user + system CPU seconds of the servers (INFO cpu), summed; -1
 // when any of them cannot tell. Its own connections, so sampling costs one

@@ -99,7 +99,7 @@ std::int64_t server_stats::info_integer(const char* section, const char* field) 
   return std::strtoll(info.c_str() + at, nullptr, 10);
 }
 
-std::string load_average_now() {
+std::string load_average() {
   std::FILE* f = std::fopen("/proc/loadavg", "r");
   if (f == nullptr) return {};
   double one = 0, five = 0, fifteen = 0;

@@ -110,7 +110,10 @@ class error_tally {
 
 inline const char* pass_mark(bool pass) { return pass ? "✓ PASS" : "✗ MISS"; }
 
-// The 1-minute load average as text, or "" without /proc.
-std::string load_average_now();
+// The 1-, 5- and 15-minute load averages ("0.12 0.30 0.25"), or "" where
+// /proc is not there. Other work on the machine steals CPU from the client
+// threads and the server alike; the reports show it so a noisy run can be
+// told from a slow library.
+std::string load_average();
 
 }  // namespace warden_bench

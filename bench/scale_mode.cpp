@@ -16,7 +16,7 @@ int run_scale_modes(const options& opts) {
   install_server_cleanup_handlers();
   scale_report_input report;
   report.cpus = std::thread::hardware_concurrency();
-  report.load_at_start = load_average_now();
+  report.load_at_start = load_average();
   bench_target target = open_target(opts);
   report.server = target.description;
   // Unique per run, as the scenarios' names are.
@@ -54,7 +54,7 @@ int run_scale_modes(const options& opts) {
                                                                       waiters.unlock_errors + waiters.holds_lost != 0;
     if (!waiters.first_waiter_error.empty()) report.notes.push_back("waiters: first error: " + waiters.first_waiter_error);
   }
-  report.load_at_end = load_average_now();
+  report.load_at_end = load_average();
 
   report.notes.push_back(
       "Heap figures are this process's (glibc mallinfo2: uordblks, summed over every arena, plus hblkhd, the "
