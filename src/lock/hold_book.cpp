@@ -45,13 +45,18 @@ void HoldBook::file(Hold& hold, clock::time_point due) {
 void HoldBook::erase(hold_map::iterator it) {
   wheel_.remove(it->second);
   if (keeper_) keeper_->hold_gone(it->first);
-  holds_.erase(it);
+  if (it->second.renewing) {
+    it->second.retired = true;
+    retired_.push_back(holds_.extract(it));
+  } else {
+    holds_.erase(it);
+  }
   release_spare_buckets(holds_);
 }
 
 HoldBook::Due HoldBook::taken(Hold& hold) {
   hold.renewing = true;
-  return Due{hold.which, hold.epoch, hold.lock.get(), hold.valid_until};
+  return Due{&hold, hold.which, hold.epoch, hold.lock.get(), hold.valid_until};
 }
 
 bool HoldBook::Hold::watchdog_mode() const {
@@ -171,7 +176,7 @@ std::optional<clock::time_point> HoldBook::next_due() const {
   return wheel_.next_due();
 }
 
-HoldBook::Renewal HoldBook::renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, clock::time_point sent,
+HoldBook::Renewal HoldBook::renewed(const std::vector<Due>& batch, clock::time_point sent,
                                     milliseconds lease, std::error_code error, const std::vector<long long>& results,
                                     const std::string& unsynced) {
   Renewal outcome;
@@ -180,15 +185,23 @@ HoldBook::Renewal HoldBook::renewed(const std::vector<std::pair<key, std::uint64
   const auto retry_delay = std::clamp(lease / 10, milliseconds{10}, milliseconds{1000});
   std::lock_guard<std::mutex> guard(mutex_);
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    auto it = holds_.find(batch[i].first);
-    // Released (or re-taken as a new hold) meanwhile: this reply is stale.
-    if (it == holds_.end() || it->second.epoch != batch[i].second) continue;
-    Hold& hold = it->second;
+    Hold& hold = *batch[i].hold;
+    if (hold.retired) {
+      // Released meanwhile: this answer is stale, and the hold can go now.
+      auto found = std::find_if(retired_.begin(), retired_.end(),
+                                [&](const hold_map::node_type& node) { return &node.mapped() == &hold; });
+      if (found != retired_.end()) {
+        std::swap(*found, retired_.back());
+        retired_.pop_back();
+      }
+      continue;
+    }
+    if (hold.epoch != batch[i].epoch) continue;
     hold.renewing = false;
     if (hold.releasing) continue;
     bool answered = !error && i < results.size();
     if (answered && results[i] != 1) {
-      outcome.lost.emplace_back(batch[i].first, "it was gone or had another owner at renewal");
+      outcome.lost.emplace_back(hold.which, "it was gone or had another owner at renewal");
     } else if (answered && unsynced.empty()) {
       hold.valid_until = std::max(hold.valid_until, sent + lease);
       hold.confirmed_at = now;
@@ -201,7 +214,7 @@ HoldBook::Renewal HoldBook::renewed(const std::vector<std::pair<key, std::uint64
       if (sent < hold.due - period_ / 8 || next < sent + period_ / 2) next = sent + period_;
       file(hold, next);
     } else if (now >= hold.valid_until) {
-      outcome.lost.emplace_back(batch[i].first, fmt::format("no renewal was confirmed for a whole lease ({})",
+      outcome.lost.emplace_back(hold.which, fmt::format("no renewal was confirmed for a whole lease ({})",
                                                             answered ? unsynced : error.message()));
     } else {
       outcome.retry = true;
@@ -226,6 +239,7 @@ void HoldBook::clear() {
   std::lock_guard<std::mutex> guard(mutex_);
   wheel_.clear();
   holds_.clear();
+  retired_.clear();
   lost_.clear();
 }
 

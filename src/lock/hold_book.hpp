@@ -47,6 +47,7 @@ class HoldBook {
     std::uint64_t epoch = 0;  // tells this hold from a later one of the same key
     bool releasing = false;   // the last level's release is on its way: renew no more
     bool renewing = false;    // a renewal of it is in flight
+    bool retired = false;     // out of the book while its renewal was in flight
     bool watchdog_mode() const;
   };
 
@@ -113,10 +114,13 @@ class HoldBook {
   milliseconds period() const { return period_; }
 
   // A watchdog-mode hold taken for renewal: out of the wheel and marked as
-  // renewing until renewed() has its answer. `lock` is the hold's: alive
-  // while the hold is, so it may be used on the loop thread until control
-  // returns to the loop (no release can come in between).
+  // renewing until renewed() has its answer. `hold` stays valid until then:
+  // a hold that leaves the book meanwhile is kept aside, retired, so the
+  // answer needs no lookup by key. `lock` is the hold's: alive while the hold
+  // is, so it may be used on the loop thread until control returns to the
+  // loop (no release can come in between).
   struct Due {
+    Hold* hold = nullptr;
     key which;
     std::uint64_t epoch = 0;
     LockCore* lock = nullptr;
@@ -136,8 +140,8 @@ class HoldBook {
   // nullopt when no hold waits for renewal.
   std::optional<clock::time_point> next_due() const;
 
-  // The answer to one renewal call sent at `sent` for `batch` (keys and the
-  // epochs they had). `results` holds 1 (renewed for `lease` from `sent`) or 0
+  // The answer to one renewal call sent at `sent` for `batch` (as take_due()
+  // and take_early() gave them; loop thread, before clear()). `results` holds 1 (renewed for `lease` from `sent`) or 0
   // (gone) per hold, and is empty when `error` is set. Holds released or
   // re-taken meanwhile are skipped. A renewed hold is due again a period
   // after it was due (or sent, if sent early), so the schedule does not
@@ -150,7 +154,7 @@ class HoldBook {
     std::vector<std::pair<key, std::string>> lost;  // with why
     bool retry = false;                             // a transient failure, lease still left
   };
-  Renewal renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, clock::time_point sent, milliseconds lease,
+  Renewal renewed(const std::vector<Due>& batch, clock::time_point sent, milliseconds lease,
                   std::error_code error, const std::vector<long long>& results, const std::string& unsynced = {});
 
   // The hold is lost: it leaves the book, and knew_of() still says so until
@@ -180,6 +184,9 @@ class HoldBook {
   mutable std::mutex mutex_;  // guards holds_, lost_ and wheel_ for readers on other threads
   // Node-based: a hold's address, filed in the wheel, never changes.
   hold_map holds_;
+  // Holds that left the book while their renewal was in flight, until its
+  // answer: Due::hold points at them. Few (those released within a round trip).
+  std::vector<hold_map::node_type> retired_;
   std::unordered_map<key, std::shared_ptr<LockCore>, key_hash> lost_;  // kept alive so the key stays unambiguous
   RenewalWheel wheel_;
   std::uint64_t next_epoch_ = 1;

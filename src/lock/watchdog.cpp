@@ -165,15 +165,12 @@ void Watchdog::send(const Script& script, std::vector<HoldBook::Due> holds, std:
   // its owner. (A lease already over when sent waits the command's time: the
   // server may still have the key, and then the hold is renewed.)
   auto deadline = sent + client_.config().command_timeout;
-  std::vector<std::pair<key, std::uint64_t>> batch;
-  batch.reserve(holds.size());
   for (auto& hold : holds) {
     if (hold.valid_until > sent) deadline = std::min(deadline, hold.valid_until);
-    batch.emplace_back(hold.which, hold.epoch);
   }
   client_.run_script(
       script, std::move(keys), std::move(args), deadline, true,
-      [this, node = std::move(node), batch = std::move(batch), sent](Response&& response) {
+      [this, node = std::move(node), batch = std::move(holds), sent](Response&& response) {
         std::vector<long long> results;
         std::error_code error = response.error;
         if (!error && response.reply.is_error()) error = make_error_code(errc::server_error);
@@ -192,7 +189,7 @@ void Watchdog::send(const Script& script, std::vector<HoldBook::Due> holds, std:
       replica_wait::keep);
 }
 
-void Watchdog::renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, clock::time_point sent,
+void Watchdog::renewed(const std::vector<HoldBook::Due>& batch, clock::time_point sent,
                        std::error_code error, const std::vector<long long>& results, const std::string& unsynced) {
   if (stopped_) return;
   const auto lease = client_.config().lock_watchdog_timeout;

@@ -52,7 +52,7 @@ class Watchdog final : private HoldBook::Keeper {
   // Sends one renewal call for `holds` (same script, same slot group).
   void send(const Script& script, std::vector<HoldBook::Due> holds, std::vector<std::string> keys,
             std::vector<std::string> args);
-  void renewed(const std::vector<std::pair<key, std::uint64_t>>& batch, clock::time_point sent,
+  void renewed(const std::vector<HoldBook::Due>& batch, clock::time_point sent,
                std::error_code error, const std::vector<long long>& results, const std::string& unsynced);
   void lose(const key& which, std::error_code cause, const std::string& why);
   // Tells the observer how a renewal batch sent at `sent` was answered (and

@@ -130,19 +130,21 @@ TEST_F(HoldBookTest, RenewalScheduleAndAnswers) {
   EXPECT_FALSE(book.next_due().has_value());
   // Confirmed: valid a lease from when the renewal was sent, due a period later.
   auto renewal_sent = sent + period;
-  auto outcome = book.renewed({{due[0].which, due[0].epoch}}, renewal_sent, lease, {}, {1});
+  auto outcome = book.renewed({due[0]}, renewal_sent, lease, {}, {1});
   EXPECT_TRUE(outcome.lost.empty());
   EXPECT_FALSE(outcome.retry);
   EXPECT_EQ(book.valid_until(*lock, 7), renewal_sent + lease);
   EXPECT_LE(*book.next_due(), sent + 2 * period);
   EXPECT_GT(*book.next_due(), sent + 2 * period - 100ms);
   // A stale answer (another epoch) changes nothing.
-  outcome = book.renewed({{due[0].which, due[0].epoch + 1}}, renewal_sent, lease, {}, {0});
+  auto stale = due[0];
+  ++stale.epoch;
+  outcome = book.renewed({stale}, renewal_sent, lease, {}, {0});
   EXPECT_TRUE(outcome.lost.empty());
   // Gone on the server: lost.
   due = book.take_due(sent + 2 * period, all);
   ASSERT_EQ(due.size(), 1u);
-  outcome = book.renewed({{due[0].which, due[0].epoch}}, sent + 2 * period, lease, {}, {0});
+  outcome = book.renewed({due[0]}, sent + 2 * period, lease, {}, {0});
   ASSERT_EQ(outcome.lost.size(), 1u);
   // A transport error with lease left: filed again soon (a tenth of the
   // lease, at most 1 s, from when the answer came), and the keeper hears of
@@ -150,7 +152,7 @@ TEST_F(HoldBookTest, RenewalScheduleAndAnswers) {
   book.acquired(lock, 9, std::nullopt, sent + period);
   due = book.take_due(sent + 2 * period, all);
   ASSERT_EQ(due.size(), 1u);
-  outcome = book.renewed({{due[0].which, due[0].epoch}}, sent + 2 * period, lease,
+  outcome = book.renewed({due[0]}, sent + 2 * period, lease,
                          make_error_code(errc::connection_lost), {});
   EXPECT_TRUE(outcome.lost.empty());
   EXPECT_TRUE(outcome.retry);
@@ -167,12 +169,12 @@ TEST_F(HoldBookTest, TheScheduleDoesNotDrift) {
   auto late = t0 + 10s + 40ms;
   auto due = book.take_due(late, 1000);
   ASSERT_EQ(due.size(), 1u);
-  book.renewed({{due[0].which, due[0].epoch}}, late, 30s, {}, {1});
+  book.renewed({due[0]}, late, 30s, {}, {1});
   EXPECT_LE(*book.next_due(), t0 + 20s);
   // Later by more than half a period: the hold starts afresh from the renewal.
   due = book.take_due(t0 + 26s, 1000);
   ASSERT_EQ(due.size(), 1u);
-  book.renewed({{due[0].which, due[0].epoch}}, t0 + 26s, 30s, {}, {1});
+  book.renewed({due[0]}, t0 + 26s, 30s, {}, {1});
   EXPECT_GT(*book.next_due(), t0 + 35s);
   EXPECT_LE(*book.next_due(), t0 + 36s);
 }
@@ -209,6 +211,26 @@ TEST_F(HoldBookTest, TakesNoMoreThanAskedPerCall) {
   EXPECT_FALSE(book.next_due().has_value());
 }
 
+// A hold released while its renewal is in flight: the answer is for a hold
+// that is gone (it is kept aside until then, not looked up by key), and it
+// touches neither a new hold of the same owner nor the book.
+TEST_F(HoldBookTest, AHoldReleasedWhileItsRenewalIsInFlightIsLeftAlone) {
+  book.acquired(lock, 7, std::nullopt, clock::now() - 10s);
+  auto due = book.take_due(clock::now(), 1000);
+  ASSERT_EQ(due.size(), 1u);
+  book.releasing(*lock, 7);
+  book.released(*lock, 7, true);
+  EXPECT_EQ(book.count(*lock, 7), 0);
+  // Taken again before the renewal's answer: a new hold.
+  book.acquired(lock, 7, std::nullopt, clock::now());
+  auto outcome = book.renewed(due, clock::now(), 30s, {}, {0});
+  EXPECT_TRUE(outcome.lost.empty());
+  EXPECT_FALSE(outcome.retry);
+  EXPECT_EQ(book.count(*lock, 7), 1);
+  ASSERT_TRUE(book.next_due().has_value());
+  EXPECT_GT(*book.next_due(), clock::now() + 9s);  // the new hold keeps its own schedule
+}
+
 // A renewal too few replicas acknowledged (replica_sync) extends nothing: a
 // failover could bring back the older expiry. Retried while lease is left;
 // lost once it has run out.
@@ -219,7 +241,7 @@ TEST_F(HoldBookTest, AnUnsyncedRenewalExtendsNothing) {
   book.acquired(lock, 7, std::nullopt, sent);
   auto due = book.take_due(clock::now(), 1000);
   ASSERT_EQ(due.size(), 1u);
-  auto outcome = book.renewed({{due[0].which, due[0].epoch}}, clock::now(), lease, {}, {1},
+  auto outcome = book.renewed({due[0]}, clock::now(), lease, {}, {1},
                               "0 of 1 replica acknowledged it within 1000 ms");
   EXPECT_TRUE(outcome.lost.empty());
   EXPECT_TRUE(outcome.retry);
@@ -235,7 +257,7 @@ TEST_F(HoldBookTest, AHoldWhoseRenewalsAreNeverSyncedIsLostWithItsLease) {
   ASSERT_EQ(due.size(), 1u);
   auto sent = clock::now();
   std::this_thread::sleep_for(30ms);
-  auto outcome = book.renewed({{due[0].which, due[0].epoch}}, sent, lease, {}, {1},
+  auto outcome = book.renewed({due[0]}, sent, lease, {}, {1},
                               "0 of 1 replica acknowledged it within 1000 ms");
   ASSERT_EQ(outcome.lost.size(), 1u);
   EXPECT_NE(outcome.lost[0].second.find("0 of 1 replica acknowledged"), std::string::npos);
