@@ -16,11 +16,28 @@ PubSub::PubSub(EventLoop& loop, ConnectionOptions options, bool sharded)
   connection_.on_down([this] { on_link_down(); });
 }
 
+PubSub::Waiter* PubSub::Channel::find(std::uint64_t id) {
+  auto it = std::lower_bound(waiters.begin(), waiters.end(), id,
+                             [](const Joined& joined, std::uint64_t wanted) { return joined.id < wanted; });
+  return it != waiters.end() && it->id == id ? &it->waiter : nullptr;
+}
+
+bool PubSub::Channel::erase(std::uint64_t id) {
+  auto it = std::lower_bound(waiters.begin(), waiters.end(), id,
+                             [](const Joined& joined, std::uint64_t wanted) { return joined.id < wanted; });
+  if (it == waiters.end() || it->id != id) return false;
+  waiters.erase(it);
+  // A crowd that has gone gives its storage back.
+  if (waiters.empty()) std::vector<Joined>().swap(waiters);
+  return true;
+}
+
 std::uint64_t PubSub::join(const std::string& channel, std::function<void()> on_ready,
                            std::function<void(wake_cause)> on_wake) {
   Channel& entry = channels_[channel];
   std::uint64_t id = next_waiter_++;
-  Waiter& waiter = entry.waiters[id];
+  entry.waiters.push_back(Joined{id, {}});
+  Waiter& waiter = entry.waiters.back().waiter;
   waiter.on_wake = std::move(on_wake);
   if (entry.state.active()) {
     waiter.ready = true;
@@ -44,27 +61,26 @@ std::uint64_t PubSub::join(const std::string& channel, std::function<void()> on_
 bool PubSub::park(const std::string& channel, std::uint64_t id) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return false;
-  auto waiter = it->second.waiters.find(id);
-  if (waiter == it->second.waiters.end()) return false;
+  Waiter* waiter = it->second.find(id);
+  if (!waiter) return false;
   if (it->second.permits > 0) {
     --it->second.permits;
     return true;
   }
-  waiter->second.parked = true;
+  waiter->parked = true;
   return false;
 }
 
 void PubSub::unpark(const std::string& channel, std::uint64_t id) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
-  auto waiter = it->second.waiters.find(id);
-  if (waiter != it->second.waiters.end()) waiter->second.parked = false;
+  if (Waiter* waiter = it->second.find(id)) waiter->parked = false;
 }
 
 void PubSub::leave(const std::string& channel, std::uint64_t id, bool pass_wake) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
-  if (it->second.waiters.erase(id) == 0) return;
+  if (!it->second.erase(id)) return;
   // A permit is a wake-up owed to someone still waiting; never more than them.
   if (it->second.permits > it->second.waiters.size()) it->second.permits = it->second.waiters.size();
   perform(channel, it->second.state.unwant());
@@ -150,11 +166,11 @@ void PubSub::confirmed(const std::string& channel) {
   for (auto id : ids) {
     auto it = channels_.find(channel);
     if (it == channels_.end()) return;
-    auto waiter = it->second.waiters.find(id);
-    if (waiter == it->second.waiters.end()) continue;
-    if (!waiter->second.ready) {
-      waiter->second.ready = true;
-      auto on_ready = std::move(waiter->second.on_ready);
+    Waiter* waiter = it->second.find(id);
+    if (!waiter) continue;
+    if (!waiter->ready) {
+      waiter->ready = true;
+      auto on_ready = std::move(waiter->on_ready);
       if (on_ready) on_ready();
     } else {
       // Re-subscribed after a reconnect: anything published meanwhile was lost.
@@ -176,7 +192,11 @@ void PubSub::message(const std::string& channel, const std::string& payload) {
     entry.permits = entry.waiters.size() - wake.size();
     for (auto id : wake) wake_one(channel, id, wake_cause::message);
   } else {
-    wake_next(channel);
+    // One waiter, found here: nothing runs between this lookup and its wake-up.
+    for (auto& [id, waiter] : entry.waiters) {
+      if (waiter.parked) return wake(waiter, wake_cause::message);
+    }
+    if (entry.permits < entry.waiters.size()) ++entry.permits;
   }
 }
 
@@ -185,7 +205,7 @@ void PubSub::wake_next(const std::string& channel) {
   if (it == channels_.end()) return;
   Channel& entry = it->second;
   for (auto& [id, waiter] : entry.waiters) {
-    if (waiter.parked) return wake_one(channel, id, wake_cause::message);
+    if (waiter.parked) return wake(waiter, wake_cause::message);
   }
   // Nobody asleep (their acquires are in flight): the next one to park re-tries at once.
   if (entry.permits < entry.waiters.size()) ++entry.permits;
@@ -195,10 +215,13 @@ void PubSub::wake_one(const std::string& channel, std::uint64_t id, wake_cause w
   // Looked up afresh each time: an earlier wake-up may have made waiters leave.
   auto entry = channels_.find(channel);
   if (entry == channels_.end()) return;
-  auto waiter = entry->second.waiters.find(id);
-  if (waiter == entry->second.waiters.end()) return;
-  waiter->second.parked = false;
-  auto on_wake = waiter->second.on_wake;
+  if (Waiter* waiter = entry->second.find(id)) wake(*waiter, why);
+}
+
+void PubSub::wake(Waiter& waiter, wake_cause why) {
+  waiter.parked = false;
+  // A copy: the callback may make this waiter (or others) leave.
+  auto on_wake = waiter.on_wake;
   if (on_wake) on_wake(why);
 }
 
@@ -246,10 +269,10 @@ void PubSub::tell_ready(const std::string& name, std::uint64_t id) {
   // Looked up again: an earlier waiter's on_ready may have removed this one.
   auto entry = channels_.find(name);
   if (entry == channels_.end()) return;
-  auto waiter = entry->second.waiters.find(id);
-  if (waiter == entry->second.waiters.end() || waiter->second.ready) return;
-  waiter->second.ready = true;
-  auto on_ready = std::move(waiter->second.on_ready);
+  Waiter* waiter = entry->second.find(id);
+  if (!waiter || waiter->ready) return;
+  waiter->ready = true;
+  auto on_ready = std::move(waiter->on_ready);
   if (on_ready) on_ready();
 }
 

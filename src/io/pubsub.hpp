@@ -5,10 +5,10 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "io/channel_state.hpp"
 #include "io/connection.hpp"
@@ -70,10 +70,20 @@ class PubSub {
     bool ready = false;
     bool parked = false;
   };
+  struct Joined {
+    std::uint64_t id;
+    Waiter waiter;
+  };
   struct Channel {
     ChannelState state;
-    std::map<std::uint64_t, Waiter> waiters;  // by join order
+    // By join order, which is id order (ids only grow): a vector searched
+    // by bisection. Most channels have one waiter, and a map node per
+    // waiter cost more than the waiter itself.
+    std::vector<Joined> waiters;
     std::size_t permits = 0;
+
+    Waiter* find(std::uint64_t id);
+    bool erase(std::uint64_t id);
   };
 
   void on_push(const Push& push);
@@ -88,6 +98,8 @@ class PubSub {
   void message(const std::string& channel, const std::string& payload);
   void wake_next(const std::string& channel);
   void wake_one(const std::string& channel, std::uint64_t waiter, wake_cause why);
+  // Wakes `waiter` of `entry`, both just looked up.
+  static void wake(Waiter& waiter, wake_cause why);
   void forget_if_idle(const std::string& channel);
   void refused(const std::string& why);
   void redirected(const Reply& refusal);
