@@ -72,7 +72,8 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
         done_(std::move(done)),
         cancel_(std::move(options.cancel)),
         keep_queue_place_(options.keep_queue_place),
-        on_token_(std::move(options.on_token)) {
+        on_token_(options.on_token ? std::make_unique<std::function<void(std::int64_t)>>(std::move(options.on_token))
+                                   : nullptr) {
     // A bounded wait answers by its deadline plus one command's time: the
     // last attempt may be sent at the deadline and gets that long to answer.
     if (auto deadline = fsm_.deadline()) bound_ = saturating_add(*deadline, client_.config().command_timeout);
@@ -473,7 +474,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       }
     }
     if (acquired) client_.holds().acquired(lock_, owner_id_, lease_, acquired_sent_);
-    if (acquired && token_ && on_token_) on_token_(*token_);
+    if (acquired && token_ && on_token_) (*on_token_)(*token_);
     report_acquire(*lock_, owner_id_, tally_, acquired, error);
     auto done = std::move(done_);
     done(error, acquired, message);
@@ -492,7 +493,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   LockCore::acquire_done done_;
   cancel_token cancel_;
   bool keep_queue_place_ = false;
-  std::function<void(std::int64_t)> on_token_;
+  std::unique_ptr<std::function<void(std::int64_t)>> on_token_;  // FencedLock callers only
   std::optional<std::int64_t> token_;
   std::uint64_t cancel_handle_ = 0;
   std::uint64_t ticket_ = 0;
