@@ -32,17 +32,46 @@ bool PubSub::Channel::erase(std::uint64_t id) {
   return true;
 }
 
+namespace {
+
+// A waiter given as two callbacks.
+class CallbackListener final : public ChannelListener {
+ public:
+  CallbackListener(std::function<void()> ready, std::function<void(wake_cause)> wake)
+      : ready_(std::move(ready)), wake_(std::move(wake)) {}
+  void on_ready() override {
+    // Told once; what it captured goes with it.
+    auto ready = std::move(ready_);
+    if (ready) ready();
+  }
+  void on_wake(wake_cause why) override {
+    if (wake_) wake_(why);
+  }
+
+ private:
+  std::function<void()> ready_;
+  std::function<void(wake_cause)> wake_;
+};
+
+}  // namespace
+
 std::uint64_t PubSub::join(const std::string& channel, std::function<void()> on_ready,
                            std::function<void(wake_cause)> on_wake) {
+  return join(channel, std::make_shared<CallbackListener>(std::move(on_ready), std::move(on_wake)));
+}
+
+std::uint64_t PubSub::join(const std::string& channel, std::shared_ptr<ChannelListener> listener) {
   Channel& entry = channels_[channel];
   std::uint64_t id = next_waiter_++;
   entry.waiters.push_back(Joined{id, {}});
   Waiter& waiter = entry.waiters.back().waiter;
-  waiter.on_wake = std::move(on_wake);
+  waiter.listener = std::move(listener);
   if (entry.state.active()) {
     waiter.ready = true;
     entry.state.want(connection_.ready());
-    on_ready();
+    // A copy: on_ready may make waiters join or leave this channel.
+    auto told = waiter.listener;
+    told->on_ready();
   } else if (polling_) {
     // Subscriptions are refused here: the waiter polls (poll_tick) instead of
     // waiting for a confirmation that will not come, and no SUBSCRIBE is sent
@@ -50,9 +79,9 @@ std::uint64_t PubSub::join(const std::string& channel, std::function<void()> on_
     waiter.ready = true;
     entry.state.want(false);
     if (poll_timer_ == 0) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
-    on_ready();
+    auto told = waiter.listener;
+    told->on_ready();
   } else {
-    waiter.on_ready = std::move(on_ready);
     perform(channel, entry.state.want(connection_.ready()));
   }
   return id;
@@ -170,8 +199,8 @@ void PubSub::confirmed(const std::string& channel) {
     if (!waiter) continue;
     if (!waiter->ready) {
       waiter->ready = true;
-      auto on_ready = std::move(waiter->on_ready);
-      if (on_ready) on_ready();
+      auto told = waiter->listener;
+      told->on_ready();
     } else {
       // Re-subscribed after a reconnect: anything published meanwhile was lost.
       wake_one(channel, id, wake_cause::reconnect);
@@ -220,9 +249,9 @@ void PubSub::wake_one(const std::string& channel, std::uint64_t id, wake_cause w
 
 void PubSub::wake(Waiter& waiter, wake_cause why) {
   waiter.parked = false;
-  // A copy: the callback may make this waiter (or others) leave.
-  auto on_wake = waiter.on_wake;
-  if (on_wake) on_wake(why);
+  // A copy: the listener may make this waiter (or others) leave.
+  auto told = waiter.listener;
+  told->on_wake(why);
 }
 
 void PubSub::refused(const std::string& why) {
@@ -272,8 +301,8 @@ void PubSub::tell_ready(const std::string& name, std::uint64_t id) {
   Waiter* waiter = entry->second.find(id);
   if (!waiter || waiter->ready) return;
   waiter->ready = true;
-  auto on_ready = std::move(waiter->on_ready);
-  if (on_ready) on_ready();
+  auto told = waiter->listener;
+  told->on_ready();
 }
 
 void PubSub::poll_tick() {

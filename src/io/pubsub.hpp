@@ -15,6 +15,16 @@
 
 namespace warden::detail {
 
+// Someone waiting on a channel: told once its subscription is confirmed (or
+// will not come: it should re-try rather than wait), and when woken. An
+// acquire is one itself, so joining costs no callback objects of its own.
+class ChannelListener {
+ public:
+  virtual ~ChannelListener() = default;
+  virtual void on_ready() = 0;
+  virtual void on_wake(wake_cause why) = 0;
+};
+
 class PubSub {
  public:
   // `sharded`: subscribe with SSUBSCRIBE (shard channels, Redis 7) instead
@@ -37,6 +47,8 @@ class PubSub {
   // subscriptions are refused and waiters poll), after a reconnect and after
   // the server dropped the subscription on its own (wake_cause::reconnect:
   // messages sent meanwhile are lost, so every waiter re-polls).
+  std::uint64_t join(const std::string& channel, std::shared_ptr<ChannelListener> listener);
+  // The same with two callbacks (on_ready may be empty).
   std::uint64_t join(const std::string& channel, std::function<void()> on_ready,
                      std::function<void(wake_cause)> on_wake);
 
@@ -65,8 +77,7 @@ class PubSub {
 
  private:
   struct Waiter {
-    std::function<void()> on_ready;
-    std::function<void(wake_cause)> on_wake;
+    std::shared_ptr<ChannelListener> listener;
     bool ready = false;
     bool parked = false;
   };

@@ -57,7 +57,7 @@ std::uint64_t random_seed() { return random_source()(); }
 // attempt until that answer the op holds the owner's lane on the lock, so no
 // later command of the same owner on the same lock can run in between and be
 // mistaken for, or undone as, this attempt.
-class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
+class AcquireOp final : public std::enable_shared_from_this<AcquireOp>, public ChannelListener {
  public:
   AcquireOp(std::shared_ptr<LockCore> lock, thread_id owner, std::optional<std::chrono::milliseconds> wait,
             std::optional<std::chrono::milliseconds> lease, LockCore::acquire_done done, AcquireOptions options)
@@ -364,9 +364,8 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     // No node serves the lock's slot right now (a cluster mid-failover): the
     // timer re-tries, which is routed afresh.
     if (!node_) return;
-    auto self = shared_from_this();
-    waiter_ = node_->pubsub().join(
-        *channel_, [self] { self->on_subscribed(); }, [self](wake_cause why) { self->on_woken(why); });
+    ready_is_news_ = true;
+    waiter_ = node_->pubsub().join(*channel_, shared_from_this());
     // join() may run on_subscribed at once, and the op may have finished in
     // it (a closed connection fails the re-try synchronously): the waiter
     // would then never be removed.
@@ -389,14 +388,20 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     track_shutdown();
     node_ = std::move(node);
     // Ready at once (confirmed): nothing to do then; the try is already going.
-    waiter_ = node_->pubsub().join(
-        *channel_, [] {}, [self = shared_from_this()](wake_cause why) { self->on_woken(why); });
+    ready_is_news_ = false;
+    waiter_ = node_->pubsub().join(*channel_, shared_from_this());
   }
 
   void leave_waiters(bool pass_wake) {
     if (waiter_ != 0) node_->pubsub().leave(*channel_, waiter_, pass_wake);
     waiter_ = 0;
   }
+
+  // ChannelListener: the op is its own waiter on the lock's channel.
+  void on_ready() override {
+    if (ready_is_news_) on_subscribed();
+  }
+  void on_wake(wake_cause why) override { on_woken(why); }
 
   void on_subscribed() {
     if (finished_) return;
@@ -504,6 +509,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   bool finished_ = false;
   bool waited_ = false;  // an attempt was sent that may have left the owner waiting in line
   bool woken_ = false;   // woken by pub/sub since it last went to sleep
+  bool ready_is_news_ = false;  // joined by subscribe(), which re-tries once ready
   long long expected_count_ = 1;
   // Replica acknowledgement (Config::replica_sync) falling short: made at
   // the first miss, as most acquires never miss and a parked waiter should
