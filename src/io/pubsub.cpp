@@ -137,7 +137,12 @@ void PubSub::perform(const std::string& channel, ChannelState::action action) {
 
 void PubSub::forget_if_idle(const std::string& channel) {
   auto it = channels_.find(channel);
-  if (it != channels_.end() && it->second.state.idle() && it->second.waiters.empty()) channels_.erase(it);
+  if (it == channels_.end() || !it->second.state.idle() || !it->second.waiters.empty()) return;
+  channels_.erase(it);
+  // A crowd of waiters gone must not leave a bucket per channel behind:
+  // rehashed down once under an eighth is used (as the lock books do).
+  // References to the other channels stay valid.
+  if (channels_.bucket_count() > 64 && channels_.size() < channels_.bucket_count() / 8) channels_.rehash(0);
 }
 
 void PubSub::on_push(const Push& push) {
