@@ -225,12 +225,14 @@ AcquireFuture<void> Lock::lock_async(thread_id owner, milliseconds lease) {
   return acquire_future<void>(core_, owner, std::nullopt, lease, {}, held);
 }
 
+// A callback with no value takes the acquire's outcome as it comes: no
+// adapter in between (a waiter keeps every layer for as long as it waits).
 void Lock::lock_async(thread_id owner, completion<void> done) {
-  acquire_held(core_, owner, std::nullopt, std::nullopt, as_callback<void, bool>(core_, std::move(done)));
+  acquire(core_, owner, std::nullopt, std::nullopt, as_callback<void, Acquired>(core_, std::move(done)));
 }
 
 void Lock::lock_async(thread_id owner, milliseconds lease, completion<void> done) {
-  acquire_held(core_, owner, std::nullopt, lease, as_callback<void, bool>(core_, std::move(done)));
+  acquire(core_, owner, std::nullopt, lease, as_callback<void, Acquired>(core_, std::move(done)));
 }
 
 AcquireFuture<bool> Lock::try_lock_async(thread_id owner, milliseconds wait) {

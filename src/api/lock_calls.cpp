@@ -14,14 +14,25 @@ void acquire(const std::shared_ptr<LockCore>& core, thread_id owner, std::option
   submit<Acquired>(
       core,
       [owner, wait, lease, cancel](LockCore& lock, sink<Acquired> out) {
-        // Told (on this thread) just before the callback below, if at all.
-        auto token = std::make_shared<std::optional<std::int64_t>>();
         AcquireOptions options;
         options.cancel = cancel;
+        if (lock.kind() != lock_kind::fenced) {
+          // No token comes: nothing to catch it in (a waiter keeps all this
+          // for as long as it waits).
+          lock.acquire(
+              owner, wait, lease,
+              [out = std::move(out)](std::error_code error, bool acquired, const std::string& message) {
+                out(Outcome<Acquired>{error, message, Acquired{!error && acquired, std::nullopt}});
+              },
+              std::move(options));
+          return;
+        }
+        // Told (on this thread) just before the callback below, if at all.
+        auto token = std::make_shared<std::optional<std::int64_t>>();
         options.on_token = [token](std::int64_t value) { *token = value; };
         lock.acquire(
             owner, wait, lease,
-            [out, token](std::error_code error, bool acquired, const std::string& message) {
+            [out = std::move(out), token](std::error_code error, bool acquired, const std::string& message) {
               bool held = !error && acquired;
               out(Outcome<Acquired>{error, message, Acquired{held, held ? *token : std::nullopt}});
             },

@@ -1,6 +1,7 @@
 #include "io/backoff.hpp"
 
 #include <algorithm>
+#include <random>
 
 namespace warden::detail {
 

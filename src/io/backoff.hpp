@@ -3,7 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
-#include <random>
+#include "io/jitter_random.hpp"
 
 namespace warden::detail {
 
@@ -19,7 +19,7 @@ class Backoff {
  private:
   std::chrono::milliseconds min_;
   std::chrono::milliseconds max_;
-  std::mt19937_64 random_;
+  jitter_random random_;
 };
 
 }  // namespace warden::detail

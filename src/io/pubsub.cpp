@@ -16,16 +16,62 @@ PubSub::PubSub(EventLoop& loop, ConnectionOptions options, bool sharded)
   connection_.on_down([this] { on_link_down(); });
 }
 
+PubSub::Waiter* PubSub::Channel::find(std::uint64_t id) {
+  auto it = std::lower_bound(waiters.begin(), waiters.end(), id,
+                             [](const Joined& joined, std::uint64_t wanted) { return joined.id < wanted; });
+  return it != waiters.end() && it->id == id ? &it->waiter : nullptr;
+}
+
+bool PubSub::Channel::erase(std::uint64_t id) {
+  auto it = std::lower_bound(waiters.begin(), waiters.end(), id,
+                             [](const Joined& joined, std::uint64_t wanted) { return joined.id < wanted; });
+  if (it == waiters.end() || it->id != id) return false;
+  waiters.erase(it);
+  // A crowd that has gone gives its storage back.
+  if (waiters.empty()) std::vector<Joined>().swap(waiters);
+  return true;
+}
+
+namespace {
+
+// A waiter given as two callbacks.
+class CallbackListener final : public ChannelListener {
+ public:
+  CallbackListener(std::function<void()> ready, std::function<void(wake_cause)> wake)
+      : ready_(std::move(ready)), wake_(std::move(wake)) {}
+  void on_ready() override {
+    // Told once; what it captured goes with it.
+    auto ready = std::move(ready_);
+    if (ready) ready();
+  }
+  void on_wake(wake_cause why) override {
+    if (wake_) wake_(why);
+  }
+
+ private:
+  std::function<void()> ready_;
+  std::function<void(wake_cause)> wake_;
+};
+
+}  // namespace
+
 std::uint64_t PubSub::join(const std::string& channel, std::function<void()> on_ready,
                            std::function<void(wake_cause)> on_wake) {
+  return join(channel, std::make_shared<CallbackListener>(std::move(on_ready), std::move(on_wake)));
+}
+
+std::uint64_t PubSub::join(const std::string& channel, std::shared_ptr<ChannelListener> listener) {
   Channel& entry = channels_[channel];
   std::uint64_t id = next_waiter_++;
-  Waiter& waiter = entry.waiters[id];
-  waiter.on_wake = std::move(on_wake);
+  entry.waiters.push_back(Joined{id, {}});
+  Waiter& waiter = entry.waiters.back().waiter;
+  waiter.listener = std::move(listener);
   if (entry.state.active()) {
     waiter.ready = true;
     entry.state.want(connection_.ready());
-    on_ready();
+    // A copy: on_ready may make waiters join or leave this channel.
+    auto told = waiter.listener;
+    told->on_ready();
   } else if (polling_) {
     // Subscriptions are refused here: the waiter polls (poll_tick) instead of
     // waiting for a confirmation that will not come, and no SUBSCRIBE is sent
@@ -33,9 +79,9 @@ std::uint64_t PubSub::join(const std::string& channel, std::function<void()> on_
     waiter.ready = true;
     entry.state.want(false);
     if (poll_timer_ == 0) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
-    on_ready();
+    auto told = waiter.listener;
+    told->on_ready();
   } else {
-    waiter.on_ready = std::move(on_ready);
     perform(channel, entry.state.want(connection_.ready()));
   }
   return id;
@@ -44,27 +90,26 @@ std::uint64_t PubSub::join(const std::string& channel, std::function<void()> on_
 bool PubSub::park(const std::string& channel, std::uint64_t id) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return false;
-  auto waiter = it->second.waiters.find(id);
-  if (waiter == it->second.waiters.end()) return false;
+  Waiter* waiter = it->second.find(id);
+  if (!waiter) return false;
   if (it->second.permits > 0) {
     --it->second.permits;
     return true;
   }
-  waiter->second.parked = true;
+  waiter->parked = true;
   return false;
 }
 
 void PubSub::unpark(const std::string& channel, std::uint64_t id) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
-  auto waiter = it->second.waiters.find(id);
-  if (waiter != it->second.waiters.end()) waiter->second.parked = false;
+  if (Waiter* waiter = it->second.find(id)) waiter->parked = false;
 }
 
 void PubSub::leave(const std::string& channel, std::uint64_t id, bool pass_wake) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
-  if (it->second.waiters.erase(id) == 0) return;
+  if (!it->second.erase(id)) return;
   // A permit is a wake-up owed to someone still waiting; never more than them.
   if (it->second.permits > it->second.waiters.size()) it->second.permits = it->second.waiters.size();
   perform(channel, it->second.state.unwant());
@@ -92,7 +137,12 @@ void PubSub::perform(const std::string& channel, ChannelState::action action) {
 
 void PubSub::forget_if_idle(const std::string& channel) {
   auto it = channels_.find(channel);
-  if (it != channels_.end() && it->second.state.idle() && it->second.waiters.empty()) channels_.erase(it);
+  if (it == channels_.end() || !it->second.state.idle() || !it->second.waiters.empty()) return;
+  channels_.erase(it);
+  // A crowd of waiters gone must not leave a bucket per channel behind:
+  // rehashed down once under an eighth is used (as the lock books do).
+  // References to the other channels stay valid.
+  if (channels_.bucket_count() > 64 && channels_.size() < channels_.bucket_count() / 8) channels_.rehash(0);
 }
 
 void PubSub::on_push(const Push& push) {
@@ -150,12 +200,12 @@ void PubSub::confirmed(const std::string& channel) {
   for (auto id : ids) {
     auto it = channels_.find(channel);
     if (it == channels_.end()) return;
-    auto waiter = it->second.waiters.find(id);
-    if (waiter == it->second.waiters.end()) continue;
-    if (!waiter->second.ready) {
-      waiter->second.ready = true;
-      auto on_ready = std::move(waiter->second.on_ready);
-      if (on_ready) on_ready();
+    Waiter* waiter = it->second.find(id);
+    if (!waiter) continue;
+    if (!waiter->ready) {
+      waiter->ready = true;
+      auto told = waiter->listener;
+      told->on_ready();
     } else {
       // Re-subscribed after a reconnect: anything published meanwhile was lost.
       wake_one(channel, id, wake_cause::reconnect);
@@ -176,7 +226,11 @@ void PubSub::message(const std::string& channel, const std::string& payload) {
     entry.permits = entry.waiters.size() - wake.size();
     for (auto id : wake) wake_one(channel, id, wake_cause::message);
   } else {
-    wake_next(channel);
+    // One waiter, found here: nothing runs between this lookup and its wake-up.
+    for (auto& [id, waiter] : entry.waiters) {
+      if (waiter.parked) return wake(waiter, wake_cause::message);
+    }
+    if (entry.permits < entry.waiters.size()) ++entry.permits;
   }
 }
 
@@ -185,7 +239,7 @@ void PubSub::wake_next(const std::string& channel) {
   if (it == channels_.end()) return;
   Channel& entry = it->second;
   for (auto& [id, waiter] : entry.waiters) {
-    if (waiter.parked) return wake_one(channel, id, wake_cause::message);
+    if (waiter.parked) return wake(waiter, wake_cause::message);
   }
   // Nobody asleep (their acquires are in flight): the next one to park re-tries at once.
   if (entry.permits < entry.waiters.size()) ++entry.permits;
@@ -195,11 +249,14 @@ void PubSub::wake_one(const std::string& channel, std::uint64_t id, wake_cause w
   // Looked up afresh each time: an earlier wake-up may have made waiters leave.
   auto entry = channels_.find(channel);
   if (entry == channels_.end()) return;
-  auto waiter = entry->second.waiters.find(id);
-  if (waiter == entry->second.waiters.end()) return;
-  waiter->second.parked = false;
-  auto on_wake = waiter->second.on_wake;
-  if (on_wake) on_wake(why);
+  if (Waiter* waiter = entry->second.find(id)) wake(*waiter, why);
+}
+
+void PubSub::wake(Waiter& waiter, wake_cause why) {
+  waiter.parked = false;
+  // A copy: the listener may make this waiter (or others) leave.
+  auto told = waiter.listener;
+  told->on_wake(why);
 }
 
 void PubSub::refused(const std::string& why) {
@@ -246,11 +303,11 @@ void PubSub::tell_ready(const std::string& name, std::uint64_t id) {
   // Looked up again: an earlier waiter's on_ready may have removed this one.
   auto entry = channels_.find(name);
   if (entry == channels_.end()) return;
-  auto waiter = entry->second.waiters.find(id);
-  if (waiter == entry->second.waiters.end() || waiter->second.ready) return;
-  waiter->second.ready = true;
-  auto on_ready = std::move(waiter->second.on_ready);
-  if (on_ready) on_ready();
+  Waiter* waiter = entry->second.find(id);
+  if (!waiter || waiter->ready) return;
+  waiter->ready = true;
+  auto told = waiter->listener;
+  told->on_ready();
 }
 
 void PubSub::poll_tick() {

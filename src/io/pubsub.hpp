@@ -5,15 +5,25 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "io/channel_state.hpp"
 #include "io/connection.hpp"
 
 namespace warden::detail {
+
+// Someone waiting on a channel: told once its subscription is confirmed (or
+// will not come: it should re-try rather than wait), and when woken. An
+// acquire is one itself, so joining costs no callback objects of its own.
+class ChannelListener {
+ public:
+  virtual ~ChannelListener() = default;
+  virtual void on_ready() = 0;
+  virtual void on_wake(wake_cause why) = 0;
+};
 
 class PubSub {
  public:
@@ -37,6 +47,8 @@ class PubSub {
   // subscriptions are refused and waiters poll), after a reconnect and after
   // the server dropped the subscription on its own (wake_cause::reconnect:
   // messages sent meanwhile are lost, so every waiter re-polls).
+  std::uint64_t join(const std::string& channel, std::shared_ptr<ChannelListener> listener);
+  // The same with two callbacks (on_ready may be empty).
   std::uint64_t join(const std::string& channel, std::function<void()> on_ready,
                      std::function<void(wake_cause)> on_wake);
 
@@ -65,15 +77,24 @@ class PubSub {
 
  private:
   struct Waiter {
-    std::function<void()> on_ready;
-    std::function<void(wake_cause)> on_wake;
+    std::shared_ptr<ChannelListener> listener;
     bool ready = false;
     bool parked = false;
   };
+  struct Joined {
+    std::uint64_t id;
+    Waiter waiter;
+  };
   struct Channel {
     ChannelState state;
-    std::map<std::uint64_t, Waiter> waiters;  // by join order
+    // By join order, which is id order (ids only grow): a vector searched
+    // by bisection. Most channels have one waiter, and a map node per
+    // waiter cost more than the waiter itself.
+    std::vector<Joined> waiters;
     std::size_t permits = 0;
+
+    Waiter* find(std::uint64_t id);
+    bool erase(std::uint64_t id);
   };
 
   void on_push(const Push& push);
@@ -88,6 +109,8 @@ class PubSub {
   void message(const std::string& channel, const std::string& payload);
   void wake_next(const std::string& channel);
   void wake_one(const std::string& channel, std::uint64_t waiter, wake_cause why);
+  // Wakes `waiter` of `entry`, both just looked up.
+  static void wake(Waiter& waiter, wake_cause why);
   void forget_if_idle(const std::string& channel);
   void refused(const std::string& why);
   void redirected(const Reply& refusal);

@@ -14,6 +14,7 @@ bool TimerQueue::cancel(id timer) {
   if (it == by_id_.end()) return false;
   by_time_.erase({it->second, timer});
   by_id_.erase(it);
+  trim_ids();
   return true;
 }
 
@@ -32,7 +33,14 @@ std::function<void()> TimerQueue::take_next_due(clock::time_point now) {
   if (by_time_.empty() || by_time_.begin()->first.first > now) return {};
   auto node = by_time_.extract(by_time_.begin());
   by_id_.erase(node.key().second);
+  trim_ids();
   return std::move(node.mapped());
+}
+
+void TimerQueue::trim_ids() {
+  // Every parked waiter has a timer: once a crowd of them is gone, its
+  // buckets go too (rehashed down when under an eighth is used).
+  if (by_id_.bucket_count() > 64 && by_id_.size() < by_id_.bucket_count() / 8) by_id_.rehash(0);
 }
 
 void TimerQueue::clear() {

@@ -38,6 +38,8 @@ class TimerQueue {
   void clear();
 
  private:
+  void trim_ids();
+
   std::map<std::pair<clock::time_point, id>, std::function<void()>> by_time_;
   std::unordered_map<id, clock::time_point> by_id_;
   id next_id_ = 1;

@@ -6,7 +6,7 @@ namespace warden::detail {
 
 AcquireFsm::AcquireFsm(clock::time_point start, std::optional<std::chrono::milliseconds> wait, int max_unknown,
                        std::chrono::milliseconds unknown_ttl_wait, std::optional<SpinDelays> polling)
-    : max_unknown_(max_unknown), unknown_ttl_wait_(unknown_ttl_wait), polling_(std::move(polling)) {
+    : max_unknown_(max_unknown), unknown_ttl_wait_(unknown_ttl_wait), polling_(polling ? std::make_unique<SpinDelays>(std::move(*polling)) : nullptr) {
   // A wait too long to represent as a time point (milliseconds::max() and the
   // like) means "for ever", not an overflow into the past.
   if (wait && *wait < std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - start)) {

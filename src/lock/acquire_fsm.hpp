@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <optional>
 
 #include "io/timer_queue.hpp"
@@ -73,7 +74,9 @@ class AcquireFsm {
   int unknown_ = 0;
   std::chrono::milliseconds unknown_ttl_wait_;
   bool joined_ = false;
-  std::optional<SpinDelays> polling_;
+  // Only a polling waiter has one: on the heap, so that the many waiters
+  // that subscribe do not carry its room.
+  std::unique_ptr<SpinDelays> polling_;
 };
 
 }  // namespace warden::detail

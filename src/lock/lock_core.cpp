@@ -28,6 +28,22 @@ std::string random_request_id() {
   return fmt::format("{:016x}{:016x}", random(), random());
 }
 
+// An acquire attempt's id: 128 random bits, kept as numbers (an op keeps one
+// for as long as it waits) and spelled as 32 hex digits where a key needs it.
+struct AttemptId {
+  std::uint64_t high = 0;
+  std::uint64_t low = 0;
+
+  static AttemptId random() {
+    auto& random = random_source();
+    AttemptId id;
+    id.high = random();
+    id.low = random();
+    return id;
+  }
+  std::string text() const { return fmt::format("{:016x}{:016x}", high, low); }
+};
+
 // Seeds each poller's jitter differently, so that waiters that failed
 // together do not retry together.
 std::uint64_t random_seed() { return random_source()(); }
@@ -41,7 +57,7 @@ std::uint64_t random_seed() { return random_source()(); }
 // attempt until that answer the op holds the owner's lane on the lock, so no
 // later command of the same owner on the same lock can run in between and be
 // mistaken for, or undone as, this attempt.
-class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
+class AcquireOp final : public std::enable_shared_from_this<AcquireOp>, public ChannelListener {
  public:
   AcquireOp(std::shared_ptr<LockCore> lock, thread_id owner, std::optional<std::chrono::milliseconds> wait,
             std::optional<std::chrono::milliseconds> lease, LockCore::acquire_done done, AcquireOptions options)
@@ -49,17 +65,26 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
         client_(lock_->client()),
         owner_id_(owner),
         lease_(lease),
-        channel_(lock_->wait_channel(owner)),
+        channel_(&lock_->channel()),
         tally_{clock::now()},
         fsm_(tally_.started, wait, client_.config().retry_attempts, client_.config().lock_watchdog_timeout,
              polling_delays(*lock_)),
         done_(std::move(done)),
         cancel_(std::move(options.cancel)),
         keep_queue_place_(options.keep_queue_place),
-        on_token_(std::move(options.on_token)) {
+        on_token_(options.on_token ? std::make_unique<std::function<void(std::int64_t)>>(std::move(options.on_token))
+                                   : nullptr) {
     // A bounded wait answers by its deadline plus one command's time: the
     // last attempt may be sent at the deadline and gets that long to answer.
     if (auto deadline = fsm_.deadline()) bound_ = saturating_add(*deadline, client_.config().command_timeout);
+    // Most kinds wait on the lock's own channel: share the lock's string
+    // rather than keep a copy per waiter. A per-owner channel (fair lock) is
+    // the op's own.
+    auto wait_on = lock_->wait_channel(owner);
+    if (wait_on != *channel_) {
+      own_channel_ = std::make_unique<const std::string>(std::move(wait_on));
+      channel_ = own_channel_.get();
+    }
   }
 
   void start() {
@@ -135,7 +160,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     // settling a lost reply compares against. Inside the lane nothing else
     // of this owner changes it meanwhile.
     expected_count_ = client_.holds().count(*lock_, owner_id_) + 1;
-    attempt_ = random_request_id();
+    attempt_ = AttemptId::random();
     ++tally_.attempts;
     auto sent = clock::now();
     last_try_sent_ = sent;
@@ -144,7 +169,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     if (!last) waited_ = true;
     join_before_try(sent);
     auto call = last ? lock_->try_acquire_call(owner_id_, lease_ms()) : lock_->acquire_call(owner_id_, lease_ms());
-    call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_));
+    call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_.text()));
     client_.run_script(
         *call.script, std::move(call.keys), std::move(call.args), command_deadline(sent), false,
         [self = shared_from_this(), sent](Response&& response) { self->on_acquire(sent, std::move(response)); },
@@ -172,7 +197,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     lock_->leave_lane(owner_id_);
     if (response.error == errc::replica_sync_failed) {
       // Not sent: the master has too few replicas attached.
-      sync_problem_ = "not tried: " + response.detail;
+      sync().problem = "not tried: " + response.detail;
       return after_sync_miss();
     }
     if (response.not_run) {
@@ -215,7 +240,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     if (keep) in_flight_ = true;
     auto& config = client_.config();
     auto call = lock_->resolve_call(owner_id_, expected_count_, lease_ms());
-    call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_));
+    call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_.text()));
     call.args.push_back(keep ? "1" : "0");
     // The mark must outlast any late run of the attempt it cancels.
     auto mark_ttl = std::max(lease_ms(), config.command_timeout * (config.retry_attempts + 2));
@@ -238,8 +263,8 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   // it holds it. Take it back (inside the lane, which the next attempt
   // waits for, never past the caller's bound), then try again or give up.
   void unsynced(const std::string& why) {
-    sync_problem_ = "acquired, but " + why + "; it was taken back";
-    taking_back_ = true;
+    sync().problem = "acquired, but " + why + "; it was taken back";
+    sync().taking_back = true;
     settle(false);
     after_sync_miss();
   }
@@ -247,9 +272,10 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   void after_sync_miss() {
     if (finished_) return;
     auto& config = client_.config();
+    auto& miss = sync();
     int misses = tally_.replica_sync_misses++;
-    if (!sync_backoff_) sync_backoff_.emplace(config.retry_backoff_min, config.retry_backoff_max, random_seed());
-    auto delay = sync_backoff_->delay(std::min(misses, 16));
+    if (!miss.backoff) miss.backoff.emplace(config.retry_backoff_min, config.retry_backoff_max, random_seed());
+    auto delay = miss.backoff->delay(std::min(misses, 16));
     // A bounded wait tries again while it lasts (replicas that come back
     // within it are worth waiting for); lock() without one, retry_attempts
     // more times: it waits for the lock, not for the replicas.
@@ -259,10 +285,10 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       track_shutdown();
       return arm(delay);
     }
-    sync_failure_ = fmt::format("{} ({} tr{} in {} ms)", sync_problem_, misses + 1, misses == 0 ? "y" : "ies",
+    miss.failure = fmt::format("{} ({} tr{} in {} ms)", miss.problem, misses + 1, misses == 0 ? "y" : "ies",
                                 std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - tally_.started)
                                     .count());
-    if (!taking_back_) return fail_sync();
+    if (!miss.taking_back) return fail_sync();
     // The answer waits for the take-back, so that the failed call leaves no
     // key behind it; but not past the caller's bound.
     track_shutdown();
@@ -271,7 +297,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   }
 
   void fail_sync() {
-    finish(make_error_code(errc::replica_sync_failed), false, lock_->message(sync_failure_));
+    finish(make_error_code(errc::replica_sync_failed), false, lock_->message(sync().failure));
   }
 
   void on_settled(bool keep, Response&& response) {
@@ -287,13 +313,13 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
         client_.log(log_level::warning,
                     lock_->message(fmt::format("could not take back an acquire {} ({}); if it took effect, its lease "
                                                "expires by itself",
-                                               taking_back_ ? "too few replicas acknowledged" : "whose reply was lost",
+                                               taking_back() ? "too few replicas acknowledged" : "whose reply was lost",
                                                response.error ? response.error.message() : response.reply.str)));
       }
       lock_->leave_lane(owner_id_);
-      if (!keep && taking_back_) {
-        taking_back_ = false;
-        if (!sync_failure_.empty()) fail_sync();
+      if (!keep && taking_back()) {
+        sync_->taking_back = false;
+        if (!sync_->failure.empty()) fail_sync();
       }
       return;
     }
@@ -334,13 +360,12 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     track_shutdown();
     arm(wait);
     leave_waiters(false);  // joined where the lock lived before it moved
-    node_ = client_.topology().node_for(channel_);
+    node_ = client_.topology().node_for(*channel_);
     // No node serves the lock's slot right now (a cluster mid-failover): the
     // timer re-tries, which is routed afresh.
     if (!node_) return;
-    auto self = shared_from_this();
-    waiter_ = node_->pubsub().join(
-        channel_, [self] { self->on_subscribed(); }, [self](wake_cause why) { self->on_woken(why); });
+    ready_is_news_ = true;
+    waiter_ = node_->pubsub().join(*channel_, shared_from_this());
     // join() may run on_subscribed at once, and the op may have finished in
     // it (a closed connection fails the re-try synchronously): the waiter
     // would then never be removed.
@@ -358,19 +383,25 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   // reply). A channel still subscribing takes the subscribe-and-re-try path.
   void join_before_try(clock::time_point now) {
     if (waiter_ != 0 || fsm_.joined()) return;
-    auto node = client_.topology().node_for(channel_);
-    if (!node || !fsm_.join_before_try(now, node->subscribed(channel_))) return;
+    auto node = client_.topology().node_for(*channel_);
+    if (!node || !fsm_.join_before_try(now, node->subscribed(*channel_))) return;
     track_shutdown();
     node_ = std::move(node);
     // Ready at once (confirmed): nothing to do then; the try is already going.
-    waiter_ = node_->pubsub().join(
-        channel_, [] {}, [self = shared_from_this()](wake_cause why) { self->on_woken(why); });
+    ready_is_news_ = false;
+    waiter_ = node_->pubsub().join(*channel_, shared_from_this());
   }
 
   void leave_waiters(bool pass_wake) {
-    if (waiter_ != 0) node_->pubsub().leave(channel_, waiter_, pass_wake);
+    if (waiter_ != 0) node_->pubsub().leave(*channel_, waiter_, pass_wake);
     waiter_ = 0;
   }
+
+  // ChannelListener: the op is its own waiter on the lock's channel.
+  void on_ready() override {
+    if (ready_is_news_) on_subscribed();
+  }
+  void on_wake(wake_cause why) override { on_woken(why); }
 
   void on_subscribed() {
     if (finished_) return;
@@ -387,9 +418,9 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     // The lock's slot is served by another node than the one joined (a
     // failover or a resharding since): its unlock messages are published
     // there now, so join there. The join re-tries once confirmed.
-    if (client_.topology().node_for(channel_) != node_) return subscribe(wait);
+    if (client_.topology().node_for(*channel_) != node_) return subscribe(wait);
     if (waiter_ == 0) return arm(wait);
-    if (node_->pubsub().park(channel_, waiter_)) {
+    if (node_->pubsub().park(*channel_, waiter_)) {
       tally_.woken(wake_cause::message);  // a wake-up that came while it was not asleep
       return run(fsm_.woken());
     }
@@ -420,7 +451,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     timer_ = client_.loop().after(wait, [self = shared_from_this()] {
       self->timer_ = 0;
       if (self->finished_ || self->in_flight_) return;
-      if (self->waiter_ != 0) self->node_->pubsub().unpark(self->channel_, self->waiter_);
+      if (self->waiter_ != 0) self->node_->pubsub().unpark(*self->channel_, self->waiter_);
       self->tally_.woken(wake_cause::timer);
       self->run(self->fsm_.woken());
     });
@@ -448,7 +479,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       }
     }
     if (acquired) client_.holds().acquired(lock_, owner_id_, lease_, acquired_sent_);
-    if (acquired && token_ && on_token_) on_token_(*token_);
+    if (acquired && token_ && on_token_) (*on_token_)(*token_);
     report_acquire(*lock_, owner_id_, tally_, acquired, error);
     auto done = std::move(done_);
     done(error, acquired, message);
@@ -459,14 +490,15 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   std::shared_ptr<Node> node_;  // where it joined the waiters; null while it has not
   thread_id owner_id_;
   std::optional<std::chrono::milliseconds> lease_;
-  std::string channel_;
+  const std::string* channel_;  // the lock's, or own_channel_
+  std::unique_ptr<const std::string> own_channel_;
   AcquireTally tally_;  // for the observer
   AcquireFsm fsm_;
   std::optional<clock::time_point> bound_;  // the caller has its answer by then
   LockCore::acquire_done done_;
   cancel_token cancel_;
   bool keep_queue_place_ = false;
-  std::function<void(std::int64_t)> on_token_;
+  std::unique_ptr<std::function<void(std::int64_t)>> on_token_;  // FencedLock callers only
   std::optional<std::int64_t> token_;
   std::uint64_t cancel_handle_ = 0;
   std::uint64_t ticket_ = 0;
@@ -477,15 +509,24 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   bool finished_ = false;
   bool waited_ = false;  // an attempt was sent that may have left the owner waiting in line
   bool woken_ = false;   // woken by pub/sub since it last went to sleep
+  bool ready_is_news_ = false;  // joined by subscribe(), which re-tries once ready
   long long expected_count_ = 1;
-  // Replica acknowledgement (Config::replica_sync): why the last attempt
-  // fell short, and the back-off between such attempts (made at the first
-  // miss: its random engine is kilobytes, and most acquires never miss).
-  std::string sync_problem_;
-  std::string sync_failure_;  // set: the call fails with it once the take-back is done
-  bool taking_back_ = false;  // a settle(false) of an attempt too few replicas acknowledged
-  std::optional<Backoff> sync_backoff_;
-  std::string attempt_;
+  // Replica acknowledgement (Config::replica_sync) falling short: made at
+  // the first miss, as most acquires never miss and a parked waiter should
+  // not carry it.
+  struct SyncMiss {
+    std::string problem;        // why the last attempt fell short
+    std::string failure;        // set: the call fails with it once the take-back is done
+    bool taking_back = false;   // a settle(false) of an attempt too few replicas acknowledged
+    std::optional<Backoff> backoff;  // between such attempts
+  };
+  std::unique_ptr<SyncMiss> sync_;
+  SyncMiss& sync() {
+    if (!sync_) sync_ = std::make_unique<SyncMiss>();
+    return *sync_;
+  }
+  bool taking_back() const { return sync_ && sync_->taking_back; }
+  AttemptId attempt_;
   clock::time_point acquired_sent_{};
   clock::time_point last_try_sent_{};
   std::error_code last_error_;
@@ -619,7 +660,8 @@ void LockCore::leave_lane(thread_id owner) {
   auto& lane = *found;
   if (lane.waiting.empty()) {
     lanes_.erase(lanes_.begin() + (found - lanes_.data()));
-    if (lanes_.empty()) lanes_ = {};
+    // Not `lanes_ = {}`: that assigns an empty list and keeps the storage.
+    if (lanes_.empty()) std::vector<Lane>().swap(lanes_);
     return;
   }
   auto next = std::move(lane.waiting.front());

@@ -186,6 +186,9 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
   bool reentrant() const { return reentrant_; }
 
+  // The channel its unlock messages are published on (keys::lock_channel).
+  const std::string& channel() const { return channel_; }
+
   // ---- lanes (loop thread) ----
   // Scripts that change one owner's hold count on this lock (acquire attempts,
   // settling a lost one, releases) run one at a time, in the order they
@@ -229,7 +232,6 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   std::uint64_t next_lane_waiter_ = 1;
 
  protected:
-  const std::string& channel() const { return channel_; }
   // The unlock message the scripts publish ("0"); "" for a kind whose
   // waiters poll (nothing is published).
   virtual const char* unlock_message() const { return "0"; }

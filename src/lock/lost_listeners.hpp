@@ -3,6 +3,7 @@
 // loss. A listener that throws is caught and logged, never ends the process.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -28,12 +29,25 @@ class LostListeners {
   // Calls every listener present at the time it reaches it.
   void notify(const LockLost& event, const log_fn& log) const;
 
+ LostListeners() = default;
+  LostListeners(const LostListeners&) = delete;
+  LostListeners& operator=(const LostListeners&) = delete;
+  ~LostListeners();
+
  private:
-  mutable std::mutex mutex_;
-  mutable std::condition_variable idle_;
-  std::map<std::uint64_t, listener> listeners_;
-  std::uint64_t next_ = 1;
-  mutable int notifying_ = 0;  // notifications in progress, on any thread
+  struct State {
+    std::mutex mutex;
+    std::condition_variable idle;
+    std::map<std::uint64_t, listener> listeners;
+    std::uint64_t next = 1;
+    int notifying = 0;  // notifications in progress, on any thread
+  };
+  // Made by the first add(): most locks never get a listener, and every
+  // lock handle (held or waited on) would otherwise carry a mutex, a
+  // condition variable and a map. Never replaced once set.
+  State& state();
+
+  mutable std::atomic<State*> state_{nullptr};
 };
 
 // Calls `callback`, catching what it throws and logging it (through `log`,

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <random>
+
 namespace warden::detail {
 namespace {
 

@@ -5,10 +5,11 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <string>
 
 #include <warden/spin_lock.hpp>
+
+#include "io/jitter_random.hpp"
 
 namespace warden::detail {
 
@@ -27,7 +28,7 @@ class SpinDelays {
  private:
   SpinBackoff backoff_;
   std::chrono::milliseconds base_;
-  std::mt19937_64 random_;
+  jitter_random random_;
 };
 
 }  // namespace warden::detail

@@ -187,6 +187,10 @@ std::uint64_t ClientCore::track(std::function<void()> fail_with_shutdown) {
   return ticket;
 }
 
-void ClientCore::untrack(std::uint64_t ticket) { tracked_.erase(ticket); }
+void ClientCore::untrack(std::uint64_t ticket) {
+  // Every parked waiter is tracked: a crowd of them must not leave its
+  // buckets behind.
+  if (tracked_.erase(ticket) != 0) release_spare_buckets(tracked_);
+}
 
 }  // namespace warden::detail

@@ -3,6 +3,9 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -197,6 +200,99 @@ TEST(TimerQueue, TimerAddedWhileRunningDueOnesWaitsForNextTake) {
   EXPECT_EQ(queue.next(), t0);
   run(queue.take_due(t0));
   EXPECT_EQ(order, "ab");
+}
+
+TEST(TimerQueue, ReusedSlotGetsANewIdAndTheOldOneNoLongerCancels) {
+  TimerQueue queue;
+  TimerQueue::id a = queue.add(t0, [] {});
+  EXPECT_TRUE(queue.cancel(a));
+  TimerQueue::id b = queue.add(t0, [] {});  // takes the slot `a` had
+  EXPECT_NE(a, b);
+  EXPECT_FALSE(queue.cancel(a));
+  EXPECT_EQ(queue.size(), 1u);
+  EXPECT_TRUE(queue.cancel(b));
+  EXPECT_EQ(queue.size(), 0u);
+}
+
+TEST(TimerQueue, CancelledTimersLeaveNoGapInTheOrder) {
+  // Many cancels leave stale heap entries; the live ones keep their order
+  // and next() never reports a cancelled deadline.
+  TimerQueue queue;
+  std::vector<TimerQueue::id> ids;
+  std::string order;
+  for (int i = 0; i < 500; ++i) {
+    ids.push_back(queue.add(t0 + std::chrono::milliseconds(i), [&order, i] { order += std::to_string(i) + ","; }));
+  }
+  std::string expected;
+  for (int i = 0; i < 500; ++i) {
+    if (i % 5 == 4) {
+      expected += std::to_string(i) + ",";
+    } else {
+      EXPECT_TRUE(queue.cancel(ids[static_cast<std::size_t>(i)]));
+    }
+  }
+  EXPECT_EQ(queue.size(), 100u);
+  EXPECT_EQ(queue.next(), t0 + 4ms);
+  run(queue.take_due(t0 + 1h));
+  EXPECT_EQ(order, expected);
+  EXPECT_EQ(queue.size(), 0u);
+  EXPECT_FALSE(queue.next().has_value());
+}
+
+TEST(TimerQueue, CallbackDestroyedWhenCancelledNotWhenItsDeadlineComes) {
+  // A cancelled timer's captures go at once (an acquire that was woken must
+  // not be kept alive by its old timer until that would have fired).
+  TimerQueue queue;
+  auto owned = std::make_shared<int>(1);
+  std::weak_ptr<int> watch = owned;
+  TimerQueue::id timer = queue.add(t0 + 1h, [owned] {});
+  owned.reset();
+  EXPECT_FALSE(watch.expired());
+  EXPECT_TRUE(queue.cancel(timer));
+  EXPECT_TRUE(watch.expired());
+}
+
+TEST(TimerQueue, MatchesAnOrderedMapUnderRandomAddsCancelsAndTakes) {
+  TimerQueue queue;
+  std::map<std::pair<clock::time_point, int>, int> model;  // (deadline, added #) -> label
+  std::map<int, std::pair<TimerQueue::id, std::pair<clock::time_point, int>>> handles;
+  std::vector<int> ran;
+  std::mt19937 random(7);
+  int added = 0;
+  auto now = t0;
+  for (int step = 0; step < 20'000; ++step) {
+    int what = static_cast<int>(random() % 10);
+    if (what < 5) {
+      auto when = now + std::chrono::milliseconds(random() % 100);
+      int label = added++;
+      auto timer = queue.add(when, [&ran, label] { ran.push_back(label); });
+      model[{when, label}] = label;
+      handles[label] = {timer, {when, label}};
+    } else if (what < 8 && !handles.empty()) {
+      auto it = handles.begin();
+      std::advance(it, static_cast<long>(random() % handles.size()));
+      EXPECT_TRUE(queue.cancel(it->second.first));
+      model.erase(it->second.second);
+      handles.erase(it);
+    } else {
+      now += std::chrono::milliseconds(random() % 20);
+      ran.clear();
+      while (auto fn = queue.take_next_due(now)) fn();
+      std::vector<int> expected;
+      while (!model.empty() && model.begin()->first.first <= now) {
+        expected.push_back(model.begin()->second);
+        handles.erase(model.begin()->second);
+        model.erase(model.begin());
+      }
+      ASSERT_EQ(ran, expected) << "step " << step;
+    }
+    ASSERT_EQ(queue.size(), model.size());
+    if (model.empty()) {
+      ASSERT_FALSE(queue.next().has_value());
+    } else {
+      ASSERT_EQ(queue.next(), model.begin()->first.first);
+    }
+  }
 }
 
 }  // namespace
