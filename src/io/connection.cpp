@@ -8,6 +8,7 @@
 
 #include <warden/error.hpp>
 
+#include "io/spare_buckets.hpp"
 #include "io/tls_session.hpp"
 
 namespace warden::detail {
@@ -292,7 +293,7 @@ void Connection::on_bytes(const char* data, std::size_t size) {
     if (socket_ != socket) return;
   }
   events.clear();
-  if (events.capacity() > kept_events) events = {};
+  if (events.capacity() > kept_events) std::vector<LinkProtocol::Event>().swap(events);
   events_.swap(events);
 }
 
@@ -534,6 +535,7 @@ void Connection::complete(std::uint64_t id, Response&& response) {
   if (it == requests_.end()) return;
   Handler handler = std::move(it->second.handler);
   requests_.erase(it);
+  release_spare_buckets(requests_);
   if (handler) handler(std::move(response));
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "io/spare_buckets.hpp"
+
 namespace warden::detail {
 
 PubSub::PubSub(EventLoop& loop, ConnectionOptions options, bool sharded)
@@ -142,7 +144,7 @@ void PubSub::forget_if_idle(const std::string& channel) {
   // A crowd of waiters gone must not leave a bucket per channel behind:
   // rehashed down once under an eighth is used (as the lock books do).
   // References to the other channels stay valid.
-  if (channels_.bucket_count() > 64 && channels_.size() < channels_.bucket_count() / 8) channels_.rehash(0);
+  release_spare_buckets(channels_);
 }
 
 void PubSub::on_push(const Push& push) {

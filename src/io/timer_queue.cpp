@@ -1,5 +1,7 @@
 #include "io/timer_queue.hpp"
 
+#include "io/spare_buckets.hpp"
+
 namespace warden::detail {
 
 TimerQueue::id TimerQueue::add(clock::time_point when, std::function<void()> fn) {
@@ -40,7 +42,7 @@ std::function<void()> TimerQueue::take_next_due(clock::time_point now) {
 void TimerQueue::trim_ids() {
   // Every parked waiter has a timer: once a crowd of them is gone, its
   // buckets go too (rehashed down when under an eighth is used).
-  if (by_id_.bucket_count() > 64 && by_id_.size() < by_id_.bucket_count() / 8) by_id_.rehash(0);
+  release_spare_buckets(by_id_);
 }
 
 void TimerQueue::clear() {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "lock/spare_buckets.hpp"
+#include "io/spare_buckets.hpp"
 
 namespace warden::detail {
 namespace {

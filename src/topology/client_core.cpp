@@ -10,7 +10,7 @@
 
 #include "io/tls_session.hpp"
 #include "lock/lock_core.hpp"
-#include "lock/spare_buckets.hpp"
+#include "io/spare_buckets.hpp"
 #include "topology/cluster.hpp"
 #include "topology/sentinel.hpp"
 #include "topology/single_server.hpp"

@@ -1,6 +1,8 @@
 // Hash tables keep the buckets of their largest size after their elements
-// are gone: a client that once held 100,000 locks would keep 100,000 buckets
-// for good. The books of locks and holds hand the spare ones back.
+// are gone: a client that once held 100,000 locks, or parked 10,000 waiters,
+// would keep that many buckets for good. The tables that grow with a crowd
+// (holds, lock cores, channels, timers, requests, tracked operations) hand
+// the spare ones back.
 #pragma once
 
 #include <cstddef>
