@@ -155,7 +155,14 @@ void print_waiters(std::FILE* out, const waiters_result& w) {
              w.wake.count ? fmt::format("{} / {} / {} / {}", format_ns(w.wake.p50), format_ns(w.wake.p99),
                                         format_ns(w.wake.p999), format_ns(w.wake.max))
                           : std::string("n/a"));
+  fmt::print(out, "| wake latency (its own lock's release answered → completion) p50 / p99 / p99.9 / max | {} |\n",
+             w.wake_after_release.count
+                 ? fmt::format("{} / {} / {} / {}", format_ns(w.wake_after_release.p50), format_ns(w.wake_after_release.p99),
+                               format_ns(w.wake_after_release.p999), format_ns(w.wake_after_release.max))
+                 : std::string("n/a"));
   fmt::print(out, "| release-all start → last completion | {:.3f} s |\n", w.total_s);
+  fmt::print(out, "| redis-server CPU over it (INFO cpu): every release and every woken acquire is a script there | {} |\n",
+             format_ns(static_cast<std::int64_t>(w.wake_server_cpu_s * 1e9)));
   fmt::print(out, "| waiters' unlock_async of their new holds | {:.2f} s, {} errors |\n", w.unlock_s, w.unlock_errors);
   fmt::print(out, "| holds lost (both Clients) | {} |\n\n", w.holds_lost);
 

@@ -99,6 +99,8 @@ struct waiters_result {
   double release_issue_s = 0;  // issuing all N unlock_async of the holder
   std::uint64_t holder_release_errors = 0;
   latency_figures wake;        // release-all start → each waiter's completion
+  latency_figures wake_after_release;  // its own lock's release answered (holder) → its completion
+  double wake_server_cpu_s = 0;        // redis-server CPU from release-all start to the last completion
   std::size_t acquired = 0;
   std::uint64_t waiter_errors = 0;
   std::string first_waiter_error;

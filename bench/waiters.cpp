@@ -154,10 +154,13 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
   fmt::print(stderr, "waiters: the holder releases all {} at once...\n", n);
   error_tally release_errors;
   std::atomic<std::size_t> released{0};
+  std::vector<std::int64_t> released_ns(n, 0);  // when each release was answered (holder's I/O thread)
+  const double server_cpu0 = stats.cpu_s();
   const std::int64_t t0 = now_ns();
-  for (auto& lock : held) {
-    lock.unlock_async(holder_owner, [&release_errors, &released](std::error_code e) {
+  for (std::size_t i = 0; i < n; ++i) {
+    held[i].unlock_async(holder_owner, [&release_errors, &released, &released_ns, i](std::error_code e) {
       if (e) release_errors.add(e, "holder release");
+      released_ns[i] = now_ns();
       released.fetch_add(1, std::memory_order_release);
     });
   }
@@ -167,10 +170,12 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
     std::this_thread::sleep_for(1ms);
   }
   r.all_done = book->completed.load(std::memory_order_acquire) == n;
+  r.wake_server_cpu_s = stats.cpu_s() - server_cpu0;
   while (released.load(std::memory_order_acquire) < n && now_ns() < wake_deadline) std::this_thread::sleep_for(1ms);
   r.holder_release_errors = release_errors.count();
   {
     std::vector<std::int64_t> wake;
+    std::vector<std::int64_t> after_release;
     std::int64_t last = t0;
     for (std::size_t i = 0; i < n; ++i) {
       if (book->done_ns[i] == 0) continue;
@@ -178,9 +183,13 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
       if (!book->failed[i]) {
         ++r.acquired;
         wake.push_back(book->done_ns[i] - t0);
+        // The two clocks are one (steady_clock); a waiter may even finish
+        // before the holder's thread has handled its release's answer.
+        if (released_ns[i] != 0) after_release.push_back(std::max<std::int64_t>(book->done_ns[i] - released_ns[i], 0));
       }
     }
     r.wake = summarize_latency(std::move(wake));
+    r.wake_after_release = summarize_latency(std::move(after_release));
     r.total_s = seconds_between(t0, last);
     r.waiter_errors = book->errors.count();
     r.first_waiter_error = book->errors.first();
