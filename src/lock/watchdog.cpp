@@ -21,13 +21,6 @@ namespace {
 // together are usually answered in one read: half the wake-ups of one.
 constexpr std::size_t slice_batches = 2;
 
-// How far ahead of its time a renewal reply sends the next batch: four of the
-// book's buckets (a 128th of the period, 8 ms of the 1 s period of a 3 s
-// lease). Such holds keep their place in the schedule (HoldBook::renewed).
-std::chrono::milliseconds lookahead(std::chrono::milliseconds period) {
-  return std::max(period / 128, std::chrono::milliseconds{1});
-}
-
 }  // namespace
 
 Watchdog::Watchdog(ClientCore& client, HoldBook& book)
@@ -73,14 +66,14 @@ void Watchdog::arm(clock::time_point when) {
   timer_at_ = when;
   timer_ = client_.loop().at(when, [this] {
     timer_ = 0;
-    tick(clock::now());
+    tick();
   });
 }
 
-void Watchdog::tick(clock::time_point until) {
+void Watchdog::tick() {
   const auto lease = client_.config().lock_watchdog_timeout;
   const auto now = clock::now();
-  auto due = book_.take_due(until, slice_batches * batch_size_);
+  auto due = book_.take_due(now, slice_batches * batch_size_);
   // Batches per group and script: one script call renews up to batch_size
   // holds, and its keys must share a cluster slot (a group), or the server
   // refuses it (CROSSSLOT). One batch failing (a slot mid-failover) leaves
@@ -180,11 +173,6 @@ void Watchdog::send(const Script& script, std::vector<HoldBook::Due> holds, std:
         }
         if (!stopped_) report(node, batch.size(), sent, error, results, response.replica_shortfall);
         renewed(batch, sent, error, results, response.replica_shortfall);
-        if (stopped_) return;
-        // Awake anyway: send what falls due shortly rather than wake for it.
-        auto now = clock::now();
-        auto ahead = now + lookahead(book_.period());
-        if (auto next = book_.next_due(); next && *next <= ahead) tick(ahead);
       },
       replica_wait::keep);
 }

@@ -4,10 +4,7 @@
 // follows the book's renewal wheel: each time it fires it renews the holds
 // whose bucket has begun, two batches per loop turn, so renewals are spread
 // over the period as the holds were taken, and other callers' commands never
-// wait behind a pass over the whole book. A renewal's reply, which wakes the
-// loop anyway, sends the next batch when one falls due within a few buckets:
-// many holds then cost few timer wake-ups, and still only one renewal script
-// at a time waits at the server ahead of other callers' commands.
+// wait behind a pass over the whole book.
 #pragma once
 
 #include <chrono>
@@ -47,8 +44,8 @@ class Watchdog final : private HoldBook::Keeper {
 
   // The timer fires at `when` unless it already fires earlier.
   void arm(clock::time_point when);
-  // Renews holds due by `until` (now, or a little ahead), one slice.
-  void tick(clock::time_point until);
+  // Renews holds now due, one slice.
+  void tick();
   // Sends one renewal call for `holds` (same script, same slot group).
   void send(const Script& script, std::vector<HoldBook::Due> holds, std::vector<std::string> keys,
             std::vector<std::string> args);
