@@ -38,6 +38,7 @@ void HoldBook::file(Hold& hold, clock::time_point due) {
     wheel_.remove(hold);
     return;
   }
+  wheel_.catch_up(clock::now());
   wheel_.add(hold, due);
   if (keeper_) keeper_->renewal_filed(due);
 }
@@ -183,6 +184,10 @@ HoldBook::Renewal HoldBook::renewed(const std::vector<Due>& batch, clock::time_p
   auto now = clock::now();
   // Soon, well within what is left of the lease.
   const auto retry_delay = std::clamp(lease / 10, milliseconds{10}, milliseconds{1000});
+  // Released holds go once the mutex is let go: a hold may keep the last
+  // reference to its lock core, whose destruction runs user code (listeners'
+  // captures) that may ask the book.
+  std::vector<hold_map::node_type> gone;
   std::lock_guard<std::mutex> guard(mutex_);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     Hold& hold = *batch[i].hold;
@@ -192,6 +197,7 @@ HoldBook::Renewal HoldBook::renewed(const std::vector<Due>& batch, clock::time_p
                                 [&](const hold_map::node_type& node) { return &node.mapped() == &hold; });
       if (found != retired_.end()) {
         std::swap(*found, retired_.back());
+        gone.push_back(std::move(retired_.back()));
         retired_.pop_back();
       }
       continue;
@@ -236,11 +242,15 @@ std::shared_ptr<LockCore> HoldBook::lose(const key& which) {
 }
 
 void HoldBook::clear() {
+  // Destroyed after the mutex is let go (see renewed()).
+  hold_map holds;
+  std::vector<hold_map::node_type> retired;
+  std::unordered_map<key, std::shared_ptr<LockCore>, key_hash> lost;
   std::lock_guard<std::mutex> guard(mutex_);
   wheel_.clear();
-  holds_.clear();
-  retired_.clear();
-  lost_.clear();
+  holds.swap(holds_);
+  retired.swap(retired_);
+  lost.swap(lost_);
 }
 
 }  // namespace warden::detail

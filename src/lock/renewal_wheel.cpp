@@ -44,6 +44,10 @@ void RenewalWheel::add(Link& link, clock::time_point due) {
   ++size_;
 }
 
+void RenewalWheel::catch_up(clock::time_point now) {
+  if (size_ == 0 && now >= origin_) taken_ = std::max(taken_, slot_of(now) - 1);
+}
+
 void RenewalWheel::remove(Link& link) {
   if (!link.linked()) return;
   unlink(link);

@@ -44,6 +44,10 @@ class RenewalWheel {
   void add(Link& link, clock::time_point due);
   // Unfiles `link` if filed.
   void remove(Link& link);
+  // An empty wheel is not taken from (nothing arms a timer for it), so its
+  // cursor lags: brings it up to `now`, or every later due time would look
+  // beyond the ring and be filed into one bucket.
+  void catch_up(clock::time_point now);
   // Unfiles links, calling take(link) for each, first those filed as already
   // due, then bucket by bucket while the bucket starts at or before `now`
   // (so at most one width early), up to `limit` links. Returns how many.

@@ -199,6 +199,24 @@ TEST_F(HoldBookTest, HoldsDueSoonTopUpABatch) {
   EXPECT_EQ(book.take_due(t0 + 16s, 1000).size(), 2u);
 }
 
+// Holds taken after the book sat without watchdog holds for longer than
+// its wheel spans are still due a period after each was taken, not all at
+// once. Time is the subject: a 30 ms lease (10 ms period), idle for 60 ms.
+TEST(HoldBookIdle, HoldsTakenAfterAnIdleSpellKeepTheirOwnDueTimes) {
+  char storage = 0;
+  auto lock = fake_lock(storage);
+  HoldBook book{std::chrono::milliseconds{30}};
+  std::this_thread::sleep_for(60ms);
+  auto t = clock::now();
+  book.acquired(lock, 1, std::nullopt, t);
+  book.acquired(lock, 2, std::nullopt, t + 5ms);
+  ASSERT_TRUE(book.next_due().has_value());
+  EXPECT_GT(*book.next_due(), t + 9ms);
+  auto due = book.take_due(t + 10ms, 1000);
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].which.second, 1u);
+}
+
 // A burst of holds due at once is handed out a slice at a time.
 TEST_F(HoldBookTest, TakesNoMoreThanAskedPerCall) {
   auto t0 = clock::now() - 10s;

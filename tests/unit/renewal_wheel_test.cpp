@@ -89,6 +89,27 @@ TEST_F(RenewalWheelTest, AStallLongerThanTheRingTakesEverythingAndCatchesUp) {
   EXPECT_EQ(take(t0 + 5s + 500ms), (std::vector<int>{3}));
 }
 
+// A wheel left empty for longer than its ring is not taken from; brought up
+// to the present, it files a new hold in its own bucket, not at a horizon
+// long past (where every hold filed meanwhile would bunch up).
+TEST_F(RenewalWheelTest, AnEmptyWheelCatchesUpBeforeFiling) {
+  Item a(1), b(2);
+  const auto later = t0 + 1h;
+  wheel.catch_up(later);
+  wheel.add(a, later + 500ms);
+  wheel.add(b, later + 800ms);
+  ASSERT_TRUE(wheel.next_due().has_value());
+  EXPECT_GT(*wheel.next_due(), later + 490ms);
+  EXPECT_TRUE(take(later + 490ms).empty());
+  EXPECT_EQ(take(later + 500ms), (std::vector<int>{1}));
+  EXPECT_EQ(take(later + 800ms), (std::vector<int>{2}));
+  // Not while holds are filed: the cursor is the wheel's own then.
+  Item c(3);
+  wheel.add(c, later + 2s);
+  wheel.catch_up(later + 1h);
+  EXPECT_EQ(take(later + 2s), (std::vector<int>{3}));
+}
+
 TEST_F(RenewalWheelTest, TakesNoMoreThanTheLimitAndResumesWhereItStopped) {
   Item items[] = {Item(1), Item(2), Item(3), Item(4)};
   wheel.add(items[0], t0 + 10ms);
