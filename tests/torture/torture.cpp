@@ -522,7 +522,13 @@ void controller::fault_failover() {
   // No event tells when the replica has taken over: ask it.
   const std::int64_t give_up = monotonic_ns() + 15'000'000'000;
   while (probe.command({"ROLE"}).elements.at(0).str != "master") {
-    if (monotonic_ns() > give_up) throw std::runtime_error("failover: node " + std::to_string(replica) + " is no master after 15 s");
+    if (monotonic_ns() > give_up) {
+      // The cluster gave the manual failover up (the replica did not catch
+      // up in time: a slow, sanitized run): nothing changed hands, so the
+      // run goes on without this fault.
+      note(start, "failover_not_done", before + ": node " + std::to_string(replica) + " is no master after 15 s");
+      return;
+    }
     std::this_thread::sleep_for(20ms);
   }
   note(start, "failover", before + " replaced by its replica node " + std::to_string(replica));
