@@ -254,6 +254,27 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
   r.pttl_no_expiry = sampler.no_expiry();
   r.pttl_error = sampler.error();
 
+  // (d) Quiet: whole periods with nothing but the watchdog at work, cut where
+  // no renewal is being sent, so the CPU read is the renewals' own.
+  r.quiet_periods = 2;
+  fmt::print(stderr, "scale: {} quiet periods (renewals only)...\n", r.quiet_periods);
+  {
+    std::int64_t at = edges.back();
+    while (at < now_ns() + 5'000'000) at += period_ns;
+    std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(at)));
+    const std::int64_t q0 = now_ns();
+    const double cpu0 = process_cpu_s();
+    std::this_thread::sleep_until(std::chrono::steady_clock::time_point(
+        std::chrono::nanoseconds(at + static_cast<std::int64_t>(r.quiet_periods) * period_ns)));
+    const double cpu1 = process_cpu_s();
+    const std::int64_t q1 = now_ns();
+    r.quiet_s = seconds_between(q0, q1);
+    if (cpu0 >= 0 && cpu1 >= 0) r.quiet_cpu_share = (cpu1 - cpu0) / r.quiet_s;
+    for (const auto& e : watch->renewals()) {
+      if (e.phase == warden::renewal_phase::sent && e.t_ns >= q0 && e.t_ns < q1) r.quiet_renewals += e.count;
+    }
+  }
+
   // Release everything, drop the handles, let the client's bookkeeping go.
   fmt::print(stderr, "scale: releasing {} locks...\n", h);
   {

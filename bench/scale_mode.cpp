@@ -64,9 +64,11 @@ int run_scale_modes(const options& opts) {
       "of a few readings, so a batch in flight at one reading does not count.");
   if (opts.scale) {
     report.notes.push_back(
-        "Client CPU for renewals = the process's CPU over the windows (all threads: warden's I/O thread, the "
-        "probe, the sampler, the observer callbacks) ÷ wall time, less the process's CPU share in the baseline "
-        "(the probe and the I/O work it causes) and less the PTTL sampler thread's own CPU share.");
+        "Client CPU for renewals, as judged: the process's CPU (all threads: warden's I/O thread and the "
+        "bench's observer callbacks) ÷ wall time over whole quiet periods after the probe windows, when "
+        "nothing but the watchdog runs; nothing is subtracted. The figure with the probe running is the "
+        "process's CPU over the windows less its CPU share in the baseline (the probe and the I/O work it "
+        "causes) and the PTTL sampler thread's own: a difference of two noisy figures, shown as a cross-check.");
     report.notes.push_back(
         "The target ⌈H / batch⌉ uses Config::lock_watchdog_batch_size (default 100). A watchdog whose period drifts shows as windows with fewer (or no) renewal scripts.");
   }

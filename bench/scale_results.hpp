@@ -68,6 +68,13 @@ struct scale_result {
   double sampler_cpu_share = 0;    // the PTTL sampler thread's own
   double renewal_cpu_share = NAN;  // client − baseline − sampler (noise can make it slightly negative)
   double server_cpu_share = NAN;   // redis-server, INFO cpu
+  // (d) quiet: only the watchdog at work, no probe, no sampler. Process CPU ÷
+  // wall over whole periods, nothing subtracted: the figure the target is
+  // judged by (the subtraction above swings with the machine's state).
+  unsigned quiet_periods = 0;
+  double quiet_s = 0;
+  double quiet_cpu_share = NAN;
+  std::uint64_t quiet_renewals = 0;  // holds sent for renewal in the quiet window
   std::uint64_t holds_lost = 0;    // Observer::on_hold_lost, from the first acquire to the end
   std::string first_lost;
   std::int64_t min_pttl_ms = -3;
