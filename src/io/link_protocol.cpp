@@ -34,11 +34,9 @@ void append_encoded(const std::vector<std::string>& argv, std::string& out) {
 
 }  // namespace
 
-LinkProtocol::LinkProtocol() : reader_(redisReaderCreate()) {
-  if (reader_ == nullptr) throw std::bad_alloc();
-}
+LinkProtocol::LinkProtocol() : reader_(make_reply_reader()) {}
 
-LinkProtocol::~LinkProtocol() { redisReaderFree(reader_); }
+LinkProtocol::~LinkProtocol() = default;
 
 void LinkProtocol::encode(std::uint64_t id, const std::vector<std::string>& argv, std::string& out) {
   append_encoded(argv, out);
@@ -72,20 +70,18 @@ bool LinkProtocol::encode_subscription(const std::vector<std::string>& argv, std
 }
 
 bool LinkProtocol::feed(const char* data, std::size_t size, std::vector<Event>& events) {
-  if (size > 0 && redisReaderFeed(reader_, data, size) != REDIS_OK) {
+  if (size > 0 && redisReaderFeed(reader_.get(), data, size) != REDIS_OK) {
     error_ = reader_->errstr;
     return false;
   }
   for (;;) {
     void* raw = nullptr;
-    if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
+    if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) {
       error_ = std::string("not a Redis reply: ") + reader_->errstr;
       return false;
     }
     if (raw == nullptr) return true;  // incomplete: wait for more bytes
-    Reply reply = Reply::from(static_cast<redisReply*>(raw));
-    freeReplyObject(raw);
-    if (!dispatch(std::move(reply), events)) return false;
+    if (!dispatch(std::move(*take_reply(raw)), events)) return false;
   }
 }
 
@@ -171,9 +167,7 @@ std::vector<std::uint64_t> LinkProtocol::reset() {
   in_flight_.clear();
   subscribed_mode_ = false;
   error_.clear();
-  redisReaderFree(reader_);
-  reader_ = redisReaderCreate();
-  if (reader_ == nullptr) throw std::bad_alloc();
+  reader_ = make_reply_reader();
   return ids;
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "io/reply.hpp"
+#include "io/reply_reader.hpp"
 
 struct redisReader;
 
@@ -100,7 +101,7 @@ class LinkProtocol {
   bool dispatch(Reply&& reply, std::vector<Event>& events);
   bool as_push(const Reply& reply, std::vector<Event>& events);
 
-  redisReader* reader_ = nullptr;
+  ReaderPtr reader_;
   std::deque<Pending> in_flight_;
   bool subscribed_mode_ = false;
   std::string error_;

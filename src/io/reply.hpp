@@ -1,5 +1,5 @@
-// A Redis reply copied out of hiredis, so protocol logic can be written and
-// tested against plain values.
+// A Redis reply as plain values (io/reply_reader builds them as hiredis
+// parses), so protocol logic can be written and tested against them.
 #pragma once
 
 #include <cstdint>
@@ -9,8 +9,6 @@
 #include <string_view>
 #include <system_error>
 #include <vector>
-
-struct redisReply;
 
 namespace warden::detail {
 
@@ -22,7 +20,6 @@ struct Reply {
   long long integer = 0;
   std::vector<Reply> elements;
 
-  static Reply from(const redisReply* reply);
   static Reply make_integer(long long value) { Reply r; r.type = kind::integer; r.integer = value; return r; }
   static Reply make_string(std::string value) { Reply r; r.type = kind::string; r.str = std::move(value); return r; }
   static Reply make_error(std::string value) { Reply r; r.type = kind::error; r.str = std::move(value); return r; }
