@@ -164,12 +164,9 @@ HoldBook::confirmation HoldBook::confirmed(const LockCore& lock, thread_id owner
   return {it->second.valid_until, it->second.confirmed_at};
 }
 
-std::vector<HoldBook::Due> HoldBook::take_due(clock::time_point now, std::size_t limit) {
-  std::vector<Due> due;
+void HoldBook::take_due(clock::time_point now, std::size_t limit, std::vector<Due>& out) {
   std::lock_guard<std::mutex> guard(mutex_);
-  due.reserve(std::min(limit, wheel_.size()));
-  wheel_.take(now, limit, [&](RenewalWheel::Link& link) { due.push_back(taken(static_cast<Hold&>(link))); });
-  return due;
+  wheel_.take(now, limit, [&](RenewalWheel::Link& link) { out.push_back(taken(static_cast<Hold&>(link))); });
 }
 
 std::optional<clock::time_point> HoldBook::next_due() const {
@@ -188,6 +185,12 @@ HoldBook::Renewal HoldBook::renewed(const std::vector<Due>& batch, clock::time_p
   // reference to its lock core, whose destruction runs user code (listeners'
   // captures) that may ask the book.
   std::vector<hold_map::node_type> gone;
+  // The holds lie all over the heap: their cache misses overlap when asked
+  // for together (with 100,000 holds, most of the answer's cost).
+  for (const auto& due : batch) {
+    __builtin_prefetch(due.hold);
+    __builtin_prefetch(reinterpret_cast<const char*>(due.hold) + 64);
+  }
   std::lock_guard<std::mutex> guard(mutex_);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     Hold& hold = *batch[i].hold;

@@ -128,7 +128,13 @@ class HoldBook {
   };
   // The holds due at `now` (their wheel bucket has begun), up to `limit`,
   // oldest due first.
-  std::vector<Due> take_due(clock::time_point now, std::size_t limit);
+  std::vector<Due> take_due(clock::time_point now, std::size_t limit) {
+    std::vector<Due> due;
+    take_due(now, limit, due);
+    return due;
+  }
+  // The same, appended to `out`: the watchdog keeps one buffer for every tick.
+  void take_due(clock::time_point now, std::size_t limit, std::vector<Due>& out);
   // Up to `count` holds due before `until` that `wanted(lock, owner)` picks,
   // looking at no more than `look`, appended to `out`: renewing a hold early
   // to fill a batch costs nothing, and holds renewed together stay together.

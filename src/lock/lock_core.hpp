@@ -162,7 +162,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // gets the lease first and then the owner field per hold, or "" for the
   // same field as the hold before it. Reply: array of 1/0.
   virtual const Script& renew_script() const;
-  virtual std::string renew_key() const { return name_; }
+  const std::string& renew_key() const { return name_; }
   virtual ScriptCall set_lease_call(thread_id owner, milliseconds lease) const;
   // What the observer's events call this kind.
   virtual lock_kind kind() const { return lock_kind::lock; }

@@ -21,6 +21,18 @@ namespace {
 // together are usually answered in one read: half the wake-ups of one.
 constexpr std::size_t slice_batches = 2;
 
+// The holds one tick takes, their lock cores and the cores' names lie all
+// over the heap: touched one after the other, each is a cache miss the loop
+// waits out in turn (with 100,000 holds, most of a renewal's cost). Asked
+// for together first, the misses overlap.
+void prefetch(const std::vector<HoldBook::Due>& due) {
+  for (const auto& hold : due) {
+    __builtin_prefetch(hold.lock);
+    __builtin_prefetch(&hold.lock->renew_key());
+  }
+  for (const auto& hold : due) __builtin_prefetch(hold.lock->renew_key().data());
+}
+
 }  // namespace
 
 Watchdog::Watchdog(ClientCore& client, HoldBook& book)
@@ -73,7 +85,8 @@ void Watchdog::arm(clock::time_point when) {
 void Watchdog::tick() {
   const auto lease = client_.config().lock_watchdog_timeout;
   const auto now = clock::now();
-  auto due = book_.take_due(now, slice_batches * batch_size_);
+  due_.clear();
+  book_.take_due(now, slice_batches * batch_size_, due_);
   // Batches per group and script: one script call renews up to batch_size
   // holds, and its keys must share a cluster slot (a group), or the server
   // refuses it (CROSSSLOT). One batch failing (a slot mid-failover) leaves
@@ -92,12 +105,19 @@ void Watchdog::tick() {
   std::string field;  // one buffer for every hold's owner field
   auto add = [&](HoldBook::Due&& hold) {
     const Script* script = &hold.lock->renew_script();
-    auto renew_key = hold.lock->renew_key();
+    const std::string& renew_key = hold.lock->renew_key();
     auto group = topology.group_of(renew_key);
     auto [slot, fresh] = open.try_emplace({group, script}, batches.size());
     if (fresh || batches[slot->second].holds.size() >= batch_size_) {
       slot->second = batches.size();
-      batches.push_back(Batch{script, group, {}, {}, {std::to_string(lease.count())}, {}});
+      batches.push_back(Batch{script, group, {}, {}, {}, {}});
+      // Sized once: growing them a hold at a time costs more than the rest
+      // of the batch's bookkeeping.
+      auto& fresh_batch = batches.back();
+      fresh_batch.holds.reserve(batch_size_);
+      fresh_batch.keys.reserve(2 * batch_size_ + 4);  // room to become the command's argv (eval_argv)
+      fresh_batch.args.reserve(batch_size_ + 1);
+      fresh_batch.args.push_back(std::to_string(lease.count()));
     }
     auto& batch = batches[slot->second];
     // Holds of one owner often come together: the script reads "" as the
@@ -109,10 +129,12 @@ void Watchdog::tick() {
       batch.args.push_back(field);
       batch.last_field = field;
     }
-    batch.keys.push_back(std::move(renew_key));
+    batch.keys.push_back(renew_key);
     batch.holds.push_back(std::move(hold));
   };
-  for (auto& hold : due) add(std::move(hold));
+  prefetch(due_);
+  for (auto& hold : due_) add(std::move(hold));
+  due_.clear();
   // Each group's last batch is topped up with holds of the same script and
   // group due within half a period: renewed a little early, they cost no
   // call of their own, and stay together with the others from then on.

@@ -60,6 +60,7 @@ class Watchdog final : private HoldBook::Keeper {
   ClientCore& client_;
   HoldBook& book_;
   const std::size_t batch_size_;  // Config::lock_watchdog_batch_size
+  std::vector<HoldBook::Due> due_;  // what one tick took from the book; kept for the next tick
   std::map<key, TimerQueue::id> expiries_;  // fixed-lease holds: when their lease runs out
   TimerQueue::id timer_ = 0;
   clock::time_point timer_at_{};

@@ -45,13 +45,14 @@ void RetiringNodes::close_all() {
 
 std::vector<std::string> eval_argv(const char* command, const char* script, std::vector<std::string> keys,
                                    std::vector<std::string> args) {
-  std::vector<std::string> argv;
-  argv.reserve(3 + keys.size() + args.size());
-  argv.emplace_back(command);
-  argv.emplace_back(script);
-  argv.push_back(std::to_string(keys.size()));
-  argv.insert(argv.end(), std::make_move_iterator(keys.begin()), std::make_move_iterator(keys.end()));
+  // The keys' vector becomes argv when it has the room (a renewal batch sizes
+  // it so): no second array of a few hundred strings to allocate.
+  const std::size_t key_count = keys.size();
+  std::vector<std::string> argv = std::move(keys);
+  argv.reserve(3 + key_count + args.size());
   argv.insert(argv.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
+  const std::string header[] = {command, script, std::to_string(key_count)};
+  argv.insert(argv.begin(), std::make_move_iterator(std::begin(header)), std::make_move_iterator(std::end(header)));
   return argv;
 }
 
