@@ -399,13 +399,19 @@ void Connection::write_request(std::uint64_t id, Request& request) {
 
 void Connection::send(const std::vector<std::string>& argv, clock::time_point deadline, bool idempotent,
                       Handler handler) {
+  std::string command;
+  LinkProtocol::encode_command(argv, command);
+  send_encoded(std::move(command), deadline, idempotent, std::move(handler));
+}
+
+void Connection::send_encoded(std::string command, clock::time_point deadline, bool idempotent, Handler handler) {
   if (link_.closed()) {
     handler(Response{make_error_code(errc::shut_down), {}});
     return;
   }
   std::uint64_t id = next_id_++;
   Request& request = requests_[id];
-  LinkProtocol::encode_command(argv, request.command);
+  request.command = std::move(command);
   request.deadline = deadline;
   request.idempotent = idempotent;
   request.handler = std::move(handler);

@@ -91,6 +91,8 @@ class Connection : private Flushable {
   // dropped after the command was sent and it is not `idempotent` (idempotent
   // commands are sent again after the reconnect, up to retry_attempts times).
   void send(const std::vector<std::string>& argv, clock::time_point deadline, bool idempotent, Handler handler);
+  // The same for a command already encoded as RESP (one command, whole).
+  void send_encoded(std::string command, clock::time_point deadline, bool idempotent, Handler handler);
 
   // Pub/sub. send_subscription writes a (S)(UN)SUBSCRIBE at once and returns
   // false when the link is not ready; its confirmations, messages and a

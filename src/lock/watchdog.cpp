@@ -91,12 +91,15 @@ void Watchdog::tick() {
   // holds, and its keys must share a cluster slot (a group), or the server
   // refuses it (CROSSSLOT). One batch failing (a slot mid-failover) leaves
   // the others as they are.
+  // Keys and fields are encoded as they come (RESP bulk strings): a name
+  // costs one copy into the batch's bytes, no string or argv slot of its own.
   struct Batch {
     const Script* script;
     std::uint32_t group;
     std::vector<HoldBook::Due> holds;
-    std::vector<std::string> keys;
-    std::vector<std::string> args;
+    std::string route_key;  // the first key
+    std::string keys;       // encoded
+    std::string fields;     // encoded, one per hold
     std::string last_field;
   };
   auto& topology = client_.topology();
@@ -110,26 +113,25 @@ void Watchdog::tick() {
     auto [slot, fresh] = open.try_emplace({group, script}, batches.size());
     if (fresh || batches[slot->second].holds.size() >= batch_size_) {
       slot->second = batches.size();
-      batches.push_back(Batch{script, group, {}, {}, {}, {}});
-      // Sized once: growing them a hold at a time costs more than the rest
-      // of the batch's bookkeeping.
+      batches.push_back(Batch{script, group, {}, renew_key, {}, {}, {}});
+      // Sized once (names of one batch are usually alike in length): growing
+      // them a hold at a time costs more than the rest of the bookkeeping.
       auto& fresh_batch = batches.back();
       fresh_batch.holds.reserve(batch_size_);
-      fresh_batch.keys.reserve(2 * batch_size_ + 4);  // room to become the command's argv (eval_argv)
-      fresh_batch.args.reserve(batch_size_ + 1);
-      fresh_batch.args.push_back(std::to_string(lease.count()));
+      fresh_batch.keys.reserve(batch_size_ * (renew_key.size() + 10));
+      fresh_batch.fields.reserve(batch_size_ * 8 + 64);
     }
     auto& batch = batches[slot->second];
     // Holds of one owner often come together: the script reads "" as the
     // field of the hold before, which saves building and sending it again.
     hold.lock->write_owner_field(hold.which.second, field);
     if (!batch.holds.empty() && field == batch.last_field) {
-      batch.args.emplace_back();
+      append_bulk(batch.fields, {});
     } else {
-      batch.args.push_back(field);
+      append_bulk(batch.fields, field);
       batch.last_field = field;
     }
-    batch.keys.push_back(renew_key);
+    append_bulk(batch.keys, renew_key);
     batch.holds.push_back(std::move(hold));
   };
   prefetch(due_);
@@ -151,7 +153,18 @@ void Watchdog::tick() {
         extra);
     for (auto& hold : extra) add(std::move(hold));
   }
-  for (auto& batch : batches) send(*batch.script, std::move(batch.holds), std::move(batch.keys), std::move(batch.args));
+  const std::string lease_ms = std::to_string(lease.count());
+  std::string rest;
+  for (auto& batch : batches) {
+    // KEYS: the names; ARGV: the lease, then a field per hold.
+    const std::size_t count = batch.holds.size();
+    rest.clear();
+    append_bulk(rest, std::to_string(count));
+    rest += batch.keys;
+    append_bulk(rest, lease_ms);
+    rest += batch.fields;
+    send(Command::evalsha(*batch.script, rest, 2 + 2 * count), batch.route_key, std::move(batch.holds));
+  }
   // More due than one slice (a stall, or a burst of holds taken at once): the
   // rest goes out on the next loop turn, after what others have queued. A
   // timer set for holds taken meanwhile would only wake the loop for nothing.
@@ -163,10 +176,9 @@ void Watchdog::tick() {
   if (next) arm(*next);
 }
 
-void Watchdog::send(const Script& script, std::vector<HoldBook::Due> holds, std::vector<std::string> keys,
-                    std::vector<std::string> args) {
+void Watchdog::send(Command call, const std::string& route_key, std::vector<HoldBook::Due> holds) {
   auto sent = clock::now();
-  auto node = client_.topology().server_of(keys.front());
+  auto node = client_.topology().server_of(route_key);
   auto& hook = client_.observer().on_renewal;
   if (hook) {
     RenewalEvent event;
@@ -184,7 +196,7 @@ void Watchdog::send(const Script& script, std::vector<HoldBook::Due> holds, std:
     if (hold.valid_until > sent) deadline = std::min(deadline, hold.valid_until);
   }
   client_.run_script(
-      script, std::move(keys), std::move(args), deadline, true,
+      std::move(call), route_key, deadline, true,
       [this, node = std::move(node), batch = std::move(holds), sent](Response&& response) {
         std::vector<long long> results;
         std::error_code error = response.error;

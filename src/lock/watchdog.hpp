@@ -18,6 +18,7 @@
 
 #include "io/timer_queue.hpp"
 #include "lock/hold_book.hpp"
+#include "topology/command.hpp"
 
 namespace warden::detail {
 
@@ -47,8 +48,7 @@ class Watchdog final : private HoldBook::Keeper {
   // Renews holds now due, one slice.
   void tick();
   // Sends one renewal call for `holds` (same script, same slot group).
-  void send(const Script& script, std::vector<HoldBook::Due> holds, std::vector<std::string> keys,
-            std::vector<std::string> args);
+  void send(Command call, const std::string& route_key, std::vector<HoldBook::Due> holds);
   void renewed(const std::vector<HoldBook::Due>& batch, clock::time_point sent,
                std::error_code error, const std::vector<long long>& results, const std::string& unsynced);
   void lose(const key& which, std::error_code cause, const std::string& why);

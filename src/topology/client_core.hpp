@@ -68,14 +68,20 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   const Topology& topology() const { return *topology_; }
 
   // Shorthands of the topology's: routed by the first key.
-  void run_script(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
+  void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
                   clock::time_point deadline, bool idempotent, Connection::Handler handler,
                   replica_wait wait = replica_wait::none) {
-    topology_->run_script(script, std::move(keys), std::move(args), deadline, idempotent, std::move(handler), wait);
+    topology_->run_script(Command::evalsha(script, keys, args), keys.empty() ? std::string_view() : keys.front(),
+                          deadline, idempotent, std::move(handler), wait);
   }
-  void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline, bool idempotent,
+  // A script call encoded by the caller (the watchdog's renewal batches).
+  void run_script(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
+                  Connection::Handler handler, replica_wait wait = replica_wait::none) {
+    topology_->run_script(std::move(command), route_key, deadline, idempotent, std::move(handler), wait);
+  }
+  void send(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
             Connection::Handler handler) {
-    topology_->send(std::move(argv), route_key, deadline, idempotent, std::move(handler));
+    topology_->send(std::move(command), route_key, deadline, idempotent, std::move(handler));
   }
 
   // One core per kind and name, shared by every handle of it, so that holds,

@@ -58,9 +58,9 @@ std::string uncovered_text(const SlotMap& map) {
 struct Cluster::Routed : RoutedCommand {
   explicit Routed(int max_redirects) : redirects(max_redirects) {}
   std::uint16_t slot = 0;
-  bool placeholder = false;  // argv may hold publish_placeholder
+  bool placeholder = false;  // the command may hold publish_placeholder
   Redirects redirects;
-  std::optional<NodeAddress> ask;  // the next send is ASKING + argv, there
+  std::optional<NodeAddress> ask;  // the next send is ASKING + the command, there
 };
 
 Cluster::Cluster(EventLoop& loop, ConnectionOptions options, ReplicaPolicy replicas, const ClusterConfig& config,
@@ -107,20 +107,19 @@ void Cluster::close() {
 
 // ---- routing
 
-void Cluster::send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline,
-                   bool idempotent, Connection::Handler handler) {
+void Cluster::send(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
+                   Connection::Handler handler) {
   auto routed = std::make_shared<Routed>(config_.max_redirects);
-  prepare(*routed, std::move(argv), nullptr, {}, {}, deadline, idempotent, std::move(handler));
+  prepare(*routed, std::move(command), deadline, idempotent, std::move(handler));
   routed->slot = keys::slot(route_key);
   dispatch(std::move(routed));
 }
 
-void Cluster::run_script(const Script& script, std::vector<std::string> keys,
-                         std::vector<std::string> args, clock::time_point deadline, bool idempotent,
+void Cluster::run_script(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
                          Connection::Handler handler, replica_wait wait) {
   auto routed = std::make_shared<Routed>(config_.max_redirects);
-  routed->slot = keys.empty() ? 0 : keys::slot(keys.front());
-  prepare(*routed, {}, &script, std::move(keys), std::move(args), deadline, idempotent, std::move(handler), wait);
+  routed->slot = keys::slot(route_key);
+  prepare(*routed, std::move(command), deadline, idempotent, std::move(handler), wait);
   routed->placeholder = !sharded_.has_value();
   dispatch(std::move(routed));
 }
@@ -128,9 +127,7 @@ void Cluster::run_script(const Script& script, std::vector<std::string> keys,
 void Cluster::dispatch(std::shared_ptr<Routed> routed) {
   if (closed_) return routed->handler(Response{make_error_code(errc::shut_down), {}});
   if (routed->placeholder && sharded_) {
-    for (auto& arg : routed->argv) {
-      if (arg == publish_placeholder) arg = publish_command();
-    }
+    routed->command.replace_argument(publish_placeholder, publish_command());
     routed->placeholder = false;
   }
   auto reply_to = [this, routed](NodeAddress from) {
@@ -140,8 +137,7 @@ void Cluster::dispatch(std::shared_ptr<Routed> routed) {
     NodeAddress to = std::move(*routed->ask);
     routed->ask.reset();
     auto node = node_at(to);
-    return node->send_asking(routed->argv, routed->script, routed->deadline, routed->idempotent, reply_to(to),
-                             routed->wait);
+    return node->send_asking(routed->command, routed->deadline, routed->idempotent, reply_to(to), routed->wait);
   }
   const NodeAddress* master = map_ ? map_->master_of(routed->slot) : nullptr;
   if (master == nullptr || routed->placeholder) {
@@ -152,7 +148,7 @@ void Cluster::dispatch(std::shared_ptr<Routed> routed) {
     return refresh_in(have_table ? troubled_refresh : std::chrono::milliseconds{0});
   }
   NodeAddress to = *master;  // the table may change before the answer
-  node_at(to)->send(routed->argv, routed->deadline, routed->idempotent, reply_to(to), routed->script, routed->wait);
+  node_at(to)->send(routed->command, routed->deadline, routed->idempotent, reply_to(to), routed->wait);
 }
 
 void Cluster::answered(const std::shared_ptr<Routed>& routed, const NodeAddress& from, Response&& response) {

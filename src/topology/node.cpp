@@ -43,23 +43,9 @@ void RetiringNodes::close_all() {
   for (auto& node : nodes) node->close();
 }
 
-std::vector<std::string> eval_argv(const char* command, const char* script, std::vector<std::string> keys,
-                                   std::vector<std::string> args) {
-  // The keys' vector becomes argv when it has the room (a renewal batch sizes
-  // it so): no second array of a few hundred strings to allocate.
-  const std::size_t key_count = keys.size();
-  std::vector<std::string> argv = std::move(keys);
-  argv.reserve(3 + key_count + args.size());
-  argv.insert(argv.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
-  const std::string header[] = {command, script, std::to_string(key_count)};
-  argv.insert(argv.begin(), std::make_move_iterator(std::begin(header)), std::make_move_iterator(std::end(header)));
-  return argv;
-}
-
 // One command until it runs or its deadline passes.
 struct Node::Attempt {
-  std::vector<std::string> argv;
-  const Script* script = nullptr;  // set: argv is an EVALSHA of it
+  Command command;
   clock::time_point deadline;
   bool idempotent = false;
   bool asking = false;  // ASKING goes just before it, each time it is sent
@@ -135,14 +121,11 @@ void Node::fail_backing_off(const Response& response) {
   }
 }
 
-void Node::send_asking(std::vector<std::string> argv, const Script* script, clock::time_point deadline,
-                       bool idempotent, Connection::Handler handler, replica_wait wait) {
+void Node::send_asking(Command command, clock::time_point deadline, bool idempotent, Connection::Handler handler,
+                       replica_wait wait) {
   auto attempt = std::make_shared<Attempt>();
-  attempt->argv = std::move(argv);
-  if (script != nullptr && attempt->argv[0] == "EVALSHA") {
-    attempt->argv[0] = "EVAL";
-    attempt->argv[1] = script->body;
-  }
+  attempt->command = std::move(command);
+  attempt->command.use_body();
   attempt->asking = true;
   attempt->wait = wait;
   attempt->deadline = deadline;
@@ -151,11 +134,10 @@ void Node::send_asking(std::vector<std::string> argv, const Script* script, cloc
   send_attempt(std::move(attempt));
 }
 
-void Node::send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent,
-                Connection::Handler handler, const Script* script, replica_wait wait) {
+void Node::send(Command command, clock::time_point deadline, bool idempotent, Connection::Handler handler,
+                replica_wait wait) {
   auto attempt = std::make_shared<Attempt>();
-  attempt->argv = std::move(argv);
-  attempt->script = script;
+  attempt->command = std::move(command);
   attempt->wait = wait;
   attempt->deadline = deadline;
   attempt->idempotent = idempotent;
@@ -163,23 +145,16 @@ void Node::send(std::vector<std::string> argv, clock::time_point deadline, bool 
   send_attempt(std::move(attempt));
 }
 
-void Node::run_script(const Script& script, std::vector<std::string> keys,
-                      std::vector<std::string> args, clock::time_point deadline, bool idempotent,
-                      Connection::Handler handler, replica_wait wait) {
-  send(eval_argv("EVALSHA", script.sha1, std::move(keys), std::move(args)), deadline, idempotent, std::move(handler), &script, wait);
-}
-
 void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
-  // The connection encodes argv and keeps the bytes; ours stays for a resend.
+  // The connection gets a copy of the bytes; ours stay for a resend.
   auto answered = [this, attempt](Response&& response) {
     auto kind = classify(response.reply);
     if (response.error || !did_not_run(kind)) return attempt->handler(std::move(response));
-    if (attempt->script != nullptr && kind == reply_class::did_not_run_noscript && attempt->argv[0] == "EVALSHA") {
+    if (kind == reply_class::did_not_run_noscript && attempt->command.is_evalsha()) {
       // Sent again at once with the body. Each retry goes to the back of the
       // connection's queue: callers that need their commands to run in order
       // do not send the next one before this one's handler ran.
-      attempt->argv[0] = "EVAL";
-      attempt->argv[1] = attempt->script->body;
+      attempt->command.use_body();
       return send_attempt(attempt);
     }
     if (on_refused_) on_refused_(response.reply);
@@ -192,7 +167,7 @@ void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
     }
     if (log_) {
       log_(log_level::debug, fmt::format("warden: {}: the server did not run {}: {}; sending it again in {} ms",
-                                         commands_.describe(), attempt->argv[0], response.reply.str, delay.count()));
+                                         commands_.describe(), attempt->command.name(), response.reply.str, delay.count()));
     }
     auto timer = std::make_shared<TimerQueue::id>(0);
     *timer = loop_.after(delay, [this, attempt, timer] {
@@ -202,13 +177,13 @@ void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
     backing_off_.emplace(*timer, attempt);
   };
   if (synced_ && attempt->wait != replica_wait::none) {
-    return synced_->send(attempt->argv, attempt->asking, attempt->deadline, attempt->idempotent, attempt->wait,
+    return synced_->send(attempt->command, attempt->asking, attempt->deadline, attempt->idempotent, attempt->wait,
                          std::move(answered));
   }
   // ASKING's own answer (+OK) is of no interest; the two go out together, in
   // order, so the command is the one it applies to.
   if (attempt->asking) commands_.send({"ASKING"}, attempt->deadline, true, [](Response&&) {});
-  commands_.send(attempt->argv, attempt->deadline, attempt->idempotent, std::move(answered));
+  commands_.send_encoded(attempt->command.bytes(), attempt->deadline, attempt->idempotent, std::move(answered));
 }
 
 }  // namespace warden::detail

@@ -11,6 +11,7 @@
 #include "io/backoff.hpp"
 #include "io/connection.hpp"
 #include "io/pubsub.hpp"
+#include "topology/command.hpp"
 #include "topology/node_address.hpp"
 #include "topology/replica_sync.hpp"
 #include "topology/script.hpp"
@@ -54,11 +55,12 @@ class Node {
   // (did_not_run: LOADING, BUSY, ...) is not passed on while time is left; the
   // command is sent again after a short back-off. At the deadline the handler
   // gets errc::timed_out with Response::not_run set and the last refusal.
-  // `script` set: argv is an EVALSHA of it, sent again as EVAL on NOSCRIPT.
+  // A script call (EVALSHA) is sent again as EVAL on NOSCRIPT: the server
+  // does not know the script (first use, SCRIPT FLUSH, a restarted server).
   // `wait` other than none, with replica_sync on: a lock write, sent on a
   // synced connection and followed by WAIT (SyncedWrites::send).
-  void send(std::vector<std::string> argv, clock::time_point deadline, bool idempotent, Connection::Handler handler,
-            const Script* script = nullptr, replica_wait wait = replica_wait::none);
+  void send(Command command, clock::time_point deadline, bool idempotent, Connection::Handler handler,
+            replica_wait wait = replica_wait::none);
 
   // Told each time the server refuses a command as not run (TRYAGAIN,
   // CLUSTERDOWN, LOADING, ...; not NOSCRIPT), before the retry, and when the
@@ -66,18 +68,11 @@ class Node {
   // table again.
   void on_refused(std::function<void(const Reply&)> handler) { on_refused_ = std::move(handler); }
 
-  // EVALSHA, falling back to EVAL when the server does not know the script
-  // (first use, SCRIPT FLUSH, a restarted server); retried like send() while
-  // the server refuses to run it.
-  void run_script(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
-                  clock::time_point deadline, bool idempotent, Connection::Handler handler,
-                  replica_wait wait = replica_wait::none);
-
   // A cluster's ASK redirection: ASKING then the command, back to back on
   // the command connection, once. A script goes as EVAL with its body: a
   // NOSCRIPT answer would resend it without the ASKING before it.
-  void send_asking(std::vector<std::string> argv, const Script* script, clock::time_point deadline, bool idempotent,
-                   Connection::Handler handler, replica_wait wait = replica_wait::none);
+  void send_asking(Command command, clock::time_point deadline, bool idempotent, Connection::Handler handler,
+                   replica_wait wait = replica_wait::none);
 
  private:
   struct Attempt;
@@ -118,9 +113,5 @@ class RetiringNodes {
 // `base` (credentials, TLS, timeouts) pointed at `address`; TLS checks the
 // server against the name it is reached by unless one name was configured.
 ConnectionOptions options_at(ConnectionOptions base, const NodeAddress& address);
-
-// EVALSHA/EVAL argv: command, script (sha or body), key count, keys, args.
-std::vector<std::string> eval_argv(const char* command, const char* script, std::vector<std::string> keys,
-                                   std::vector<std::string> args);
 
 }  // namespace warden::detail

@@ -11,6 +11,7 @@
 
 #include "io/connection.hpp"
 #include "io/event_loop.hpp"
+#include "topology/command.hpp"
 #include "topology/node.hpp"
 #include "topology/script.hpp"
 
@@ -20,8 +21,7 @@ namespace warden::detail {
 // when the route changes (a node that did not run it, a new master).
 struct RoutedCommand {
   virtual ~RoutedCommand() = default;
-  std::vector<std::string> argv;
-  const Script* script = nullptr;  // set: argv is an EVALSHA of it
+  Command command;
   clock::time_point deadline;
   bool idempotent = false;
   replica_wait wait = replica_wait::none;
@@ -30,18 +30,13 @@ struct RoutedCommand {
   TimerQueue::id timer = 0;  // parked: its deadline
 };
 
-// Fills in what `command` sends: `argv` as given, or with `script` set, the
-// EVALSHA of it for `keys` and `args` (argv then unused).
-inline void prepare(RoutedCommand& command, std::vector<std::string> argv, const Script* script,
-                    std::vector<std::string> keys, std::vector<std::string> args,
-                    clock::time_point deadline, bool idempotent, Connection::Handler handler,
-                    replica_wait wait = replica_wait::none) {
-  command.argv = script != nullptr ? eval_argv("EVALSHA", script->sha1, std::move(keys), std::move(args)) : std::move(argv);
-  command.script = script;
-  command.deadline = deadline;
-  command.idempotent = idempotent;
-  command.wait = wait;
-  command.handler = std::move(handler);
+inline void prepare(RoutedCommand& routed, Command command, clock::time_point deadline, bool idempotent,
+                    Connection::Handler handler, replica_wait wait = replica_wait::none) {
+  routed.command = std::move(command);
+  routed.deadline = deadline;
+  routed.idempotent = idempotent;
+  routed.wait = wait;
+  routed.handler = std::move(handler);
 }
 
 template <class Command>

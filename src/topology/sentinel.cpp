@@ -90,18 +90,17 @@ std::string Sentinel::server_of(std::string_view) { return master_ ? master_->se
 
 // ---- routing
 
-void Sentinel::send(std::vector<std::string> argv, std::string_view, clock::time_point deadline, bool idempotent,
+void Sentinel::send(Command command, std::string_view, clock::time_point deadline, bool idempotent,
                     Connection::Handler handler) {
   auto routed = std::make_shared<RoutedCommand>();
-  prepare(*routed, std::move(argv), nullptr, {}, {}, deadline, idempotent, std::move(handler));
+  prepare(*routed, std::move(command), deadline, idempotent, std::move(handler));
   dispatch(std::move(routed));
 }
 
-void Sentinel::run_script(const Script& script, std::vector<std::string> keys,
-                          std::vector<std::string> args, clock::time_point deadline, bool idempotent,
+void Sentinel::run_script(Command command, std::string_view, clock::time_point deadline, bool idempotent,
                           Connection::Handler handler, replica_wait wait) {
   auto routed = std::make_shared<RoutedCommand>();
-  prepare(*routed, {}, &script, std::move(keys), std::move(args), deadline, idempotent, std::move(handler), wait);
+  prepare(*routed, std::move(command), deadline, idempotent, std::move(handler), wait);
   dispatch(std::move(routed));
 }
 
@@ -118,9 +117,8 @@ void Sentinel::dispatch(std::shared_ptr<RoutedCommand> routed) {
   }
   auto node = master_;
   node->send(
-      routed->argv, routed->deadline, routed->idempotent,
-      [this, routed, node](Response&& response) { answered(routed, node, std::move(response)); }, routed->script,
-      routed->wait);
+      routed->command, routed->deadline, routed->idempotent,
+      [this, routed, node](Response&& response) { answered(routed, node, std::move(response)); }, routed->wait);
 }
 
 void Sentinel::answered(const std::shared_ptr<RoutedCommand>& routed, const std::shared_ptr<Node>& node,

@@ -34,10 +34,10 @@ class Sentinel final : public Topology {
 
   void start() override;
   void close() override;
-  void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline, bool idempotent,
+  void send(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
             Connection::Handler handler) override;
-  void run_script(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
-                  clock::time_point deadline, bool idempotent, Connection::Handler handler, replica_wait wait) override;
+  void run_script(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
+                  Connection::Handler handler, replica_wait wait) override;
   std::shared_ptr<Node> node_for(std::string_view) override { return master_; }
   std::string describe(std::string_view) const override { return label_; }
   std::string server_of(std::string_view) override;

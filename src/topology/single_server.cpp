@@ -5,15 +5,14 @@ namespace warden::detail {
 SingleServer::SingleServer(EventLoop& loop, const ConnectionOptions& options, ReplicaPolicy replicas)
     : node_(std::make_shared<Node>(loop, options, replicas)), label_(node_->server()) {}
 
-void SingleServer::send(std::vector<std::string> argv, std::string_view, clock::time_point deadline, bool idempotent,
+void SingleServer::send(Command command, std::string_view, clock::time_point deadline, bool idempotent,
                         Connection::Handler handler) {
-  node_->send(std::move(argv), deadline, idempotent, std::move(handler));
+  node_->send(std::move(command), deadline, idempotent, std::move(handler));
 }
 
-void SingleServer::run_script(const Script& script, std::vector<std::string> keys,
-                              std::vector<std::string> args, clock::time_point deadline, bool idempotent,
+void SingleServer::run_script(Command command, std::string_view, clock::time_point deadline, bool idempotent,
                               Connection::Handler handler, replica_wait wait) {
-  node_->run_script(script, std::move(keys), std::move(args), deadline, idempotent, std::move(handler), wait);
+  node_->send(std::move(command), deadline, idempotent, std::move(handler), wait);
 }
 
 }  // namespace warden::detail

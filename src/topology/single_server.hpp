@@ -16,10 +16,10 @@ class SingleServer final : public Topology {
 
   void start() override { node_->start(true); }
   void close() override { node_->close(); }
-  void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline, bool idempotent,
+  void send(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
             Connection::Handler handler) override;
-  void run_script(const Script& script, std::vector<std::string> keys, std::vector<std::string> args,
-                  clock::time_point deadline, bool idempotent, Connection::Handler handler, replica_wait wait) override;
+  void run_script(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
+                  Connection::Handler handler, replica_wait wait) override;
   std::shared_ptr<Node> node_for(std::string_view) override { return node_; }
   std::string describe(std::string_view) const override { return label_; }
   std::string server_of(std::string_view) override { return label_; }

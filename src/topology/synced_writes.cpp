@@ -100,10 +100,10 @@ void SyncedWrites::read_role(const Response& response, bool first) {
   short_logged_ = short_now;
 }
 
-void SyncedWrites::send(std::vector<std::string> argv, bool asking, clock::time_point deadline, bool idempotent,
+void SyncedWrites::send(Command command, bool asking, clock::time_point deadline, bool idempotent,
                         replica_wait wait, Connection::Handler handler) {
   if (closed_) return handler(Response{make_error_code(errc::shut_down), {}});
-  Write write{std::move(argv), asking, deadline, idempotent, wait, std::move(handler)};
+  Write write{std::move(command), asking, deadline, idempotent, wait, std::move(handler)};
   if (role_answered_) return dispatch(std::move(write));
   ask_role(std::chrono::milliseconds{0});
   if (early_.empty() || deadline < early_until_) {
@@ -145,7 +145,7 @@ void SyncedWrites::dispatch(Write write) {
     // A renewal or release goes through regardless, without a wait for
     // replicas that are not there.
     if (write.asking) queries_.send({"ASKING"}, write.deadline, true, [](Response&&) {});
-    return queries_.send(std::move(write.argv), write.deadline, write.idempotent,
+    return queries_.send_encoded(write.command.bytes(), write.deadline, write.idempotent,
                          [why = std::move(why), handler = std::move(write.handler)](Response&& response) {
                            if (!response.error && !response.reply.is_error()) response.replica_shortfall = why;
                            handler(std::move(response));
@@ -189,7 +189,7 @@ void SyncedWrites::send_group(Link& link, std::vector<Write> writes) {
   for (std::size_t i = 0; i < group->writes.size(); ++i) {
     auto& write = group->writes[i];
     if (write.asking) link.connection.send({"ASKING"}, write.deadline, true, [](Response&&) {});
-    link.connection.send(write.argv, write.deadline, write.idempotent, [group, i, answered](Response&& response) {
+    link.connection.send_encoded(write.command.bytes(), write.deadline, write.idempotent, [group, i, answered](Response&& response) {
       group->writes[i].response = std::move(response);
       answered();
     });

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "io/connection.hpp"
+#include "topology/command.hpp"
 #include "topology/replica_sync.hpp"
 
 namespace warden::detail {
@@ -46,17 +47,17 @@ class SyncedWrites {
   void close();
   void retire(const std::string& why);
 
-  // Sends `argv` (ASKING first when `asking`), then WAIT, and hands the
+  // Sends `command` (ASKING first when `asking`), then WAIT, and hands the
   // write's own response to `handler`, with replica_shortfall set when it
   // ran and too few replicas acknowledged it. A `hold` write is not sent
   // while ROLE last said too few replicas are attached: the handler gets
   // errc::replica_sync_failed with not_run set, and the reason as detail.
-  void send(std::vector<std::string> argv, bool asking, clock::time_point deadline, bool idempotent,
-            replica_wait wait, Connection::Handler handler);
+  void send(Command command, bool asking, clock::time_point deadline, bool idempotent, replica_wait wait,
+            Connection::Handler handler);
 
  private:
   struct Write {
-    std::vector<std::string> argv;
+    Command command;
     bool asking = false;
     clock::time_point deadline;
     bool idempotent = false;

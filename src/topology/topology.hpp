@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "io/connection.hpp"
+#include "topology/command.hpp"
 #include "topology/replica_sync.hpp"
 #include "topology/script.hpp"
 
@@ -27,16 +28,16 @@ class Topology {
   // Fails everything pending with errc::shut_down and closes every connection.
   virtual void close() = 0;
 
-  // Sends `argv` to the node serving `route_key` (the command's first key),
-  // following the topology's redirections; `handler` runs once, as for
+  // Sends `command` to the node serving `route_key` (the command's first
+  // key), following the topology's redirections; `handler` runs once, as for
   // Node::send.
-  virtual void send(std::vector<std::string> argv, std::string_view route_key, clock::time_point deadline,
-                    bool idempotent, Connection::Handler handler) = 0;
-  // EVALSHA/EVAL of `script`, routed by keys.front(). `wait`: a lock write
-  // that waits for replicas when Config::replica_sync is on (Node::send).
-  virtual void run_script(const Script& script, std::vector<std::string> keys,
-                          std::vector<std::string> args, clock::time_point deadline, bool idempotent,
-                          Connection::Handler handler, replica_wait wait) = 0;
+  virtual void send(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
+                    Connection::Handler handler) = 0;
+  // A script call (Command::evalsha), routed by `route_key` (its first key).
+  // `wait`: a lock write that waits for replicas when Config::replica_sync
+  // is on (Node::send).
+  virtual void run_script(Command command, std::string_view route_key, clock::time_point deadline,
+                          bool idempotent, Connection::Handler handler, replica_wait wait) = 0;
 
   // The node serving `key` now, for its subscriber connection and its
   // connection state; nullptr when no node is known to serve it (a cluster

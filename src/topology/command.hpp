@@ -1,0 +1,62 @@
+// A command encoded once as RESP, with what the layers above the wire need
+// to know of it: its name for messages, and for a script call the script,
+// so that EVALSHA can become EVAL (NOSCRIPT, an ASK redirection).
+//
+// Routing, parking, resending and WAIT all pass a Command along; the bytes
+// are made once, where the command is made. The watchdog encodes a renewal
+// batch's arguments itself (append_bulk), so a hundred lock names cost no
+// string and no argv array each.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topology/script.hpp"
+
+namespace warden::detail {
+
+// Appends `value` as one RESP bulk string ("$<length>\r\n<value>\r\n").
+void append_bulk(std::string& out, std::string_view value);
+
+class Command {
+ public:
+  Command() = default;
+  Command(const std::vector<std::string>& argv);  // NOLINT: any argv is a command
+  Command(std::initializer_list<std::string_view> argv);
+
+  // EVALSHA of `script` for `keys` and `args`.
+  static Command evalsha(const Script& script, const std::vector<std::string>& keys,
+                         const std::vector<std::string>& args);
+  // EVALSHA of `script` whose arguments after the SHA (key count, keys,
+  // args) come encoded: `rest` holds `count` bulk strings (append_bulk).
+  static Command evalsha(const Script& script, std::string_view rest, std::size_t count);
+
+  const std::string& bytes() const { return bytes_; }
+  const std::string& name() const { return name_; }
+  // Set: a call of this script (EVALSHA, or EVAL after use_body()).
+  const Script* script() const { return script_; }
+  bool is_evalsha() const { return script_ != nullptr && !with_body_; }
+  // The same call as EVAL with the script's body: for a server that does
+  // not know the script, or one reached by ASK, which would answer NOSCRIPT
+  // without the ASKING before it.
+  void use_body();
+  // Every argument (not the name) exactly `from` becomes `to`; true if any
+  // did. Arguments are compared whole, whatever bytes they hold.
+  bool replace_argument(std::string_view from, std::string_view to);
+
+ private:
+  void start(std::string_view name, std::size_t count, std::size_t rest_size);
+
+  std::string bytes_;
+  std::string name_;
+  std::size_t rest_at_ = 0;  // where the arguments after the SHA/body begin (a script call)
+  std::size_t count_ = 0;    // bulk strings after the "*N" header, the name included
+  const Script* script_ = nullptr;
+  bool with_body_ = false;
+};
+
+}  // namespace warden::detail
