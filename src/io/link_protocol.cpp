@@ -1,6 +1,7 @@
 #include "io/link_protocol.hpp"
 
 #include <hiredis/hiredis.h>
+#include <hiredis/sds.h>
 
 #include <algorithm>
 #include <cctype>
@@ -39,6 +40,19 @@ LinkProtocol::LinkProtocol() : reader_(redisReaderCreate()) {
 }
 
 LinkProtocol::~LinkProtocol() { redisReaderFree(reader_); }
+
+void LinkProtocol::release_spare_buffer() {
+  // The parser's buffer grows to the largest read (a burst of replies) and
+  // hiredis shrinks it only at the next read: a link that goes quiet after a
+  // burst would keep it. Between replies, with every byte parsed, a fresh
+  // parser costs less than the buffer.
+  constexpr std::size_t kept_bytes = 16 * 1024;
+  if (reader_->ridx != -1 || reader_->pos != reader_->len || sdsalloc(reader_->buf) <= kept_bytes) return;
+  redisReader* fresh = redisReaderCreate();
+  if (fresh == nullptr) return;  // keep the old one: it still works
+  redisReaderFree(reader_);
+  reader_ = fresh;
+}
 
 void LinkProtocol::encode(std::uint64_t id, const std::vector<std::string>& argv, std::string& out) {
   append_encoded(argv, out);
@@ -82,7 +96,10 @@ bool LinkProtocol::feed(const char* data, std::size_t size, std::vector<Event>& 
       error_ = std::string("not a Redis reply: ") + reader_->errstr;
       return false;
     }
-    if (raw == nullptr) return true;  // incomplete: wait for more bytes
+    if (raw == nullptr) {  // incomplete: wait for more bytes
+      release_spare_buffer();
+      return true;
+    }
     Reply reply = Reply::from(static_cast<redisReply*>(raw));
     freeReplyObject(raw);
     if (!dispatch(std::move(reply), events)) return false;

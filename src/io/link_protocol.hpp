@@ -99,6 +99,7 @@ class LinkProtocol {
 
   bool dispatch(Reply&& reply, std::vector<Event>& events);
   bool as_push(const Reply& reply, std::vector<Event>& events);
+  void release_spare_buffer();
 
   redisReader* reader_ = nullptr;
   std::deque<Pending> in_flight_;
