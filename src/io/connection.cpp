@@ -19,7 +19,7 @@ namespace {
 // Output buffers keep their capacity between writes, which saves an
 // allocation per write; but not a burst's worth (a thousand commands queued
 // at once is a megabyte), or memory would stay at the high-water mark.
-constexpr std::size_t kept_buffer_bytes = 64 * 1024;
+constexpr std::size_t kept_buffer_bytes = 16 * 1024;
 constexpr std::size_t kept_events = 64;
 
 void trim(std::string& buffer) {

@@ -41,13 +41,32 @@ LinkProtocol::LinkProtocol() : reader_(redisReaderCreate()) {
 
 LinkProtocol::~LinkProtocol() { redisReaderFree(reader_); }
 
+void LinkProtocol::push_in_flight(const Pending& pending) {
+  in_flight_.push_back(pending);
+  in_flight_peak_ = std::max(in_flight_peak_, in_flight_.size());
+}
+
+void LinkProtocol::pop_in_flight() {
+  in_flight_.pop_front();
+  // A deque keeps the index of its blocks at its largest: once a burst is
+  // answered, a fresh one replaces it.
+  constexpr std::size_t kept = 256;
+  if (in_flight_.empty() && in_flight_peak_ > kept) {
+    std::deque<Pending>().swap(in_flight_);
+    in_flight_peak_ = 0;
+  }
+}
+
 void LinkProtocol::release_spare_buffer() {
   // The parser's buffer grows to the largest read (a burst of replies) and
   // hiredis shrinks it only at the next read: a link that goes quiet after a
   // burst would keep it. Between replies, with every byte parsed, a fresh
   // parser costs less than the buffer.
   constexpr std::size_t kept_bytes = 16 * 1024;
-  if (reader_->ridx != -1 || reader_->pos != reader_->len || sdsalloc(reader_->buf) <= kept_bytes) return;
+  // Every byte read is parsed and no reply is half built (an aggregate in
+  // progress is the parser's `reply`; a partial line or bulk leaves its
+  // bytes unparsed).
+  if (reader_->pos != reader_->len || reader_->reply != nullptr || sdsalloc(reader_->buf) <= kept_bytes) return;
   redisReader* fresh = redisReaderCreate();
   if (fresh == nullptr) return;  // keep the old one: it still works
   redisReaderFree(reader_);
@@ -56,14 +75,14 @@ void LinkProtocol::release_spare_buffer() {
 
 void LinkProtocol::encode(std::uint64_t id, const std::vector<std::string>& argv, std::string& out) {
   append_encoded(argv, out);
-  in_flight_.push_back(Pending{id, family::none, false, 1});
+  push_in_flight(Pending{id, family::none, false, 1});
 }
 
 void LinkProtocol::encode_command(const std::vector<std::string>& argv, std::string& out) { append_encoded(argv, out); }
 
 void LinkProtocol::send_encoded(std::uint64_t id, std::string_view command, std::string& out) {
   out.append(command);
-  in_flight_.push_back(Pending{id, family::none, false, 1});
+  push_in_flight(Pending{id, family::none, false, 1});
 }
 
 bool LinkProtocol::encode_subscription(const std::vector<std::string>& argv, std::string& out) {
@@ -80,7 +99,7 @@ bool LinkProtocol::encode_subscription(const std::vector<std::string>& argv, std
   pending.subscribing = name == "SUBSCRIBE" || name == "SSUBSCRIBE";
   pending.confirmations = argv.size() - 1;
   append_encoded(argv, out);
-  in_flight_.push_back(pending);
+  push_in_flight(pending);
   subscribed_mode_ = true;
   return true;
 }
@@ -124,7 +143,7 @@ bool LinkProtocol::dispatch(Reply&& reply, std::vector<Event>& events) {
     event.what = Event::type::push;
     event.push.kind = push_kind::refused;
     event.push.error = std::move(reply.str);
-    in_flight_.pop_front();
+    pop_in_flight();
     events.push_back(std::move(event));
     return true;
   }
@@ -132,7 +151,7 @@ bool LinkProtocol::dispatch(Reply&& reply, std::vector<Event>& events) {
   event.what = Event::type::reply;
   event.id = head.id;
   event.reply = std::move(reply);
-  in_flight_.pop_front();
+  pop_in_flight();
   events.push_back(std::move(event));
   return true;
 }
@@ -169,7 +188,7 @@ bool LinkProtocol::as_push(const Reply& reply, std::vector<Event>& events) {
       Pending& head = in_flight_.front();
       if (head.subscription == confirms && head.subscribing == subscribing) {
         push.solicited = true;
-        if (--head.confirmations == 0) in_flight_.pop_front();
+        if (--head.confirmations == 0) pop_in_flight();
       }
     }
   }
@@ -185,7 +204,8 @@ std::vector<std::uint64_t> LinkProtocol::reset() {
   for (const auto& pending : in_flight_) {
     if (pending.subscription == family::none) ids.push_back(pending.id);
   }
-  in_flight_.clear();
+  std::deque<Pending>().swap(in_flight_);
+  in_flight_peak_ = 0;
   subscribed_mode_ = false;
   error_.clear();
   redisReaderFree(reader_);
