@@ -32,8 +32,9 @@ double seconds_between(std::int64_t from_ns, std::int64_t to_ns) { return static
 // The waiters' completions, written on the measured Client's I/O thread into
 // storage taken before the first heap reading.
 struct wake_book {
-  explicit wake_book(std::size_t n) : done_ns(n, 0), failed(n, 0) {}
+  explicit wake_book(std::size_t n) : done_ns(n, 0), released_ns(n, 0), failed(n, 0) {}
   std::vector<std::int64_t> done_ns;
+  std::vector<std::int64_t> released_ns;  // when each holder release was answered (holder's I/O thread)
   std::vector<char> failed;
   std::atomic<std::size_t> completed{0};
   error_tally errors;
@@ -73,10 +74,14 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
   // before the leftover reading so that the heap then holds only what the
   // measured Client kept.
   auto holder_watch = std::make_shared<client_watch>(1'000);  // its sent count is what is used
-  warden::Config holder_config = client_config;
-  holder_config.lock_watchdog_timeout = settings.lease;
-  holder_watch->install(holder_config);
-  auto holder = std::make_unique<warden::Client>(holder_config);
+  // Its Config (whose hooks hold holder_watch) lives only in the holder
+  // Client, so that it goes with it before the leftover reading.
+  auto holder = [&] {
+    warden::Config holder_config = client_config;
+    holder_config.lock_watchdog_timeout = settings.lease;
+    holder_watch->install(holder_config);
+    return std::make_unique<warden::Client>(std::move(holder_config));
+  }();
   const warden::thread_id holder_owner = warden::new_owner_id();
   held.reserve(n);
   fmt::print(stderr, "waiters: a holder Client takes {} locks...\n", n);
@@ -154,7 +159,7 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
   fmt::print(stderr, "waiters: the holder releases all {} at once...\n", n);
   error_tally release_errors;
   std::atomic<std::size_t> released{0};
-  std::vector<std::int64_t> released_ns(n, 0);  // when each release was answered (holder's I/O thread)
+  std::vector<std::int64_t>& released_ns = book->released_ns;
   const double server_cpu0 = stats.cpu_s();
   const std::int64_t t0 = now_ns();
   for (std::size_t i = 0; i < n; ++i) {

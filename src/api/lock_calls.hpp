@@ -104,8 +104,56 @@ struct Acquired {
   std::optional<std::int64_t> token;
 };
 
+// What is wrong with an acquire's arguments, if anything (owner, wait, lease,
+// in that order).
+std::optional<std::string> acquire_problem(thread_id owner, std::optional<milliseconds> wait,
+                                           std::optional<milliseconds> lease);
+
+// Runs an acquire on the I/O thread: the op reports to `out` (a callable
+// taking Outcome<Acquired>), kept as it is rather than wrapped in a sink
+// first, so that a parked waiter keeps one callback object, not two.
+template <class Out>
+void start_acquire(LockCore& lock, thread_id owner, std::optional<milliseconds> wait,
+                   std::optional<milliseconds> lease, Out out, cancel_token cancel) {
+  AcquireOptions options;
+  options.cancel = std::move(cancel);
+  if (lock.kind() != lock_kind::fenced) {
+    // No token comes: nothing to catch it in.
+    lock.acquire(
+        owner, wait, lease,
+        [out = std::move(out)](std::error_code error, bool acquired, const std::string& message) {
+          out(Outcome<Acquired>{error, message, Acquired{!error && acquired, std::nullopt}});
+        },
+        std::move(options));
+    return;
+  }
+  // Told (on this thread) just before the callback below, if at all.
+  auto token = std::make_shared<std::optional<std::int64_t>>();
+  options.on_token = [token](std::int64_t value) { *token = value; };
+  lock.acquire(
+      owner, wait, lease,
+      [out = std::move(out), token](std::error_code error, bool acquired, const std::string& message) {
+        bool held = !error && acquired;
+        out(Outcome<Acquired>{error, message, Acquired{held, held ? *token : std::nullopt}});
+      },
+      std::move(options));
+}
+
+template <class Out>
 void acquire(const std::shared_ptr<LockCore>& core, thread_id owner, std::optional<milliseconds> wait,
-             std::optional<milliseconds> lease, sink<Acquired> out, cancel_token cancel = {});
+             std::optional<milliseconds> lease, Out out, cancel_token cancel = {}) {
+  if (!core) return out(failure<Acquired>(make_error_code(errc::invalid_argument), moved_from("an acquire")));
+  if (auto problem = acquire_problem(owner, wait, lease)) {
+    return deliver<Acquired>(core, std::move(out),
+                             failure<Acquired>(make_error_code(errc::invalid_argument), core->message(*problem)));
+  }
+  // A copy stays here to hear of a client already shut down.
+  bool queued = core->client().post([core, owner, wait, lease, cancel = std::move(cancel), out]() mutable {
+    start_acquire(*core, owner, wait, lease, std::move(out), std::move(cancel));
+  });
+  if (!queued) out(failure<Acquired>(make_error_code(errc::shut_down), core->message("the client is shut down")));
+}
+
 void release(const std::shared_ptr<LockCore>& core, thread_id owner, sink<none> out);
 
 // ---- where outcomes go ----
@@ -139,11 +187,14 @@ std::future<T> as_future(const Start& start) {
   return future;
 }
 
-// To a user's completion callback, guarded.
+// To a user's completion callback, guarded. A callable taking Outcome<V>
+// (it converts to sink<V>). It keeps the client by address: it runs on the
+// client's I/O thread, or on a caller's thread that holds the lock's core,
+// so the client outlives every call of it.
 template <class T, class V = T>
-sink<V> as_callback(const std::shared_ptr<LockCore>& core, completion<T> done) {
+auto as_callback(const std::shared_ptr<LockCore>& core, completion<T> done) {
   // A moved-from handle has no client: its failure is only the callback's.
-  std::shared_ptr<ClientCore> client = core ? core->client_ptr() : nullptr;
+  ClientCore* client = core ? &core->client() : nullptr;
   return [client, done = std::move(done)](Outcome<V> outcome) {
     if (outcome.error && client) client->log(log_level::debug, outcome.message);
     auto log = [client](log_level level, const std::string& text) {

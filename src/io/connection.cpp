@@ -4,6 +4,8 @@
 
 #include <netinet/in.h>
 
+#include <algorithm>
+#include <functional>
 #include <random>
 
 #include <warden/error.hpp>
@@ -17,8 +19,8 @@ namespace {
 // Output buffers keep their capacity between writes, which saves an
 // allocation per write; but not a burst's worth (a thousand commands queued
 // at once is a megabyte), or memory would stay at the high-water mark.
-constexpr std::size_t kept_buffer_bytes = 64 * 1024;
-constexpr std::size_t kept_events = 1024;
+constexpr std::size_t kept_buffer_bytes = 16 * 1024;
+constexpr std::size_t kept_events = 64;
 
 void trim(std::string& buffer) {
   if (buffer.capacity() > kept_buffer_bytes) std::string().swap(buffer);
@@ -503,7 +505,8 @@ std::error_code Connection::pending_error() const {
 }
 
 void Connection::watch_deadline(clock::time_point deadline, std::uint64_t id) {
-  deadlines_.emplace(deadline, id);
+  deadlines_.emplace_back(deadline, id);
+  std::push_heap(deadlines_.begin(), deadlines_.end(), std::greater<deadline_entry>{});
   if (deadline_timer_ != 0 && deadline_timer_at_ <= deadline) return;
   loop_.cancel(deadline_timer_);
   deadline_timer_at_ = deadline;
@@ -513,20 +516,42 @@ void Connection::watch_deadline(clock::time_point deadline, std::uint64_t id) {
   });
 }
 
+void Connection::pop_deadline() {
+  std::pop_heap(deadlines_.begin(), deadlines_.end(), std::greater<deadline_entry>{});
+  deadlines_.pop_back();
+}
+
 void Connection::expire_due() {
   auto now = clock::now();
-  while (!deadlines_.empty() && (deadlines_.top().first <= now || requests_.count(deadlines_.top().second) == 0)) {
-    auto id = deadlines_.top().second;
-    deadlines_.pop();
+  while (!deadlines_.empty() &&
+         (deadlines_.front().first <= now || requests_.count(deadlines_.front().second) == 0)) {
+    auto id = deadlines_.front().second;
+    pop_deadline();
     expire(id);  // no-op for a command that completed meanwhile
   }
   if (deadlines_.empty()) {
-    deadlines_ = {};  // a burst's worth of storage goes with it
+    std::vector<deadline_entry>().swap(deadlines_);  // a burst's worth of storage goes with it
     return;
   }
-  auto next = deadlines_.top();
-  deadlines_.pop();
+  auto next = deadlines_.front();
+  pop_deadline();
   watch_deadline(next.first, next.second);
+}
+
+void Connection::drop_stale_deadlines() {
+  // Amortised O(1) per completion: a sweep leaves only live entries, and the
+  // next needs as many completions again as there are live ones.
+  constexpr std::size_t few = 64;
+  if (deadlines_.size() <= few || deadlines_.size() <= 2 * requests_.size()) return;
+  std::vector<deadline_entry> live;
+  live.reserve(requests_.size());
+  for (const auto& entry : deadlines_) {
+    if (requests_.count(entry.second) != 0) live.push_back(entry);
+  }
+  std::make_heap(live.begin(), live.end(), std::greater<deadline_entry>{});
+  deadlines_.swap(live);
+  // The timer stays set for the earliest deadline it was set for: it finds
+  // nothing due then and re-arms for the next, or nothing left.
 }
 
 void Connection::expire(std::uint64_t id) {
@@ -542,6 +567,7 @@ void Connection::complete(std::uint64_t id, Response&& response) {
   Handler handler = std::move(it->second.handler);
   requests_.erase(it);
   release_spare_buckets(requests_);
+  drop_stale_deadlines();
   if (handler) handler(std::move(response));
 }
 
@@ -649,7 +675,7 @@ void Connection::shut(const std::string* retired) {
   loop_.cancel(health_timer_);
   loop_.cancel(deadline_timer_);
   connect_timer_ = reconnect_timer_ = health_timer_ = deadline_timer_ = 0;
-  deadlines_ = {};
+  std::vector<deadline_entry>().swap(deadlines_);
   protocol_.reset();
   std::vector<std::uint64_t> pending;
   for (auto& entry : requests_) pending.push_back(entry.first);

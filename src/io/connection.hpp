@@ -13,7 +13,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -140,6 +139,8 @@ class Connection : private Flushable {
   void expire(std::uint64_t id);
   void watch_deadline(clock::time_point deadline, std::uint64_t id);
   void expire_due();
+  void pop_deadline();
+  void drop_stale_deadlines();
   void complete(std::uint64_t id, Response&& response);
   void health_tick();
   void log(log_level level, const std::string& message) const;
@@ -165,11 +166,14 @@ class Connection : private Flushable {
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, Request> requests_;
   std::deque<std::uint64_t> queue_;  // not written yet, in order
-  // Deadlines of pending commands, earliest first, served by one timer. An
-  // entry whose command has completed is skipped when it comes up, which is
-  // cheaper than a timer per command set and cancelled at every reply.
+  // Deadlines of pending commands, a min-heap (std::push_heap with
+  // std::greater) served by one timer. An entry whose command has completed
+  // is skipped when it comes up, which is cheaper than a timer per command
+  // set and cancelled at every reply; but once stale entries outnumber the
+  // live ones they are swept out (drop_stale_deadlines), so a burst of
+  // commands answered long before their deadlines leaves no storage behind.
   using deadline_entry = std::pair<clock::time_point, std::uint64_t>;
-  std::priority_queue<deadline_entry, std::vector<deadline_entry>, std::greater<deadline_entry>> deadlines_;
+  std::vector<deadline_entry> deadlines_;
   TimerQueue::id deadline_timer_ = 0;
   clock::time_point deadline_timer_at_{};
   TimerQueue::id connect_timer_ = 0;

@@ -79,6 +79,13 @@ void EventLoop::cancel(TimerQueue::id timer) {
   if (timer != 0) timers_.cancel(timer);
 }
 
+void EventLoop::schedule(Timer& timer, clock::time_point when) {
+  timers_.schedule(timer, when);
+  rearm();
+}
+
+void EventLoop::cancel(Timer& timer) { timers_.cancel(timer); }
+
 void EventLoop::schedule_flush(Flushable* target) {
   if (target->flush_scheduled_) return;
   target->flush_scheduled_ = true;

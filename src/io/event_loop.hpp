@@ -74,6 +74,10 @@ class EventLoop {
   TimerQueue::id at(clock::time_point when, std::function<void()> fn);
   TimerQueue::id after(std::chrono::milliseconds delay, std::function<void()> fn);
   void cancel(TimerQueue::id timer);
+  // An intrusive timer (see Timer): scheduled for `when` (moved if it was
+  // scheduled), or taken off.
+  void schedule(Timer& timer, clock::time_point when);
+  void cancel(Timer& timer);
 
   // Runs `last` on the loop thread (after every task already posted), refuses
   // new tasks, drops pending timers, lets libuv close every handle that `last`

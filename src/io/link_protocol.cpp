@@ -1,6 +1,7 @@
 #include "io/link_protocol.hpp"
 
 #include <hiredis/hiredis.h>
+#include <hiredis/sds.h>
 
 #include <algorithm>
 #include <cctype>
@@ -38,16 +39,49 @@ LinkProtocol::LinkProtocol() : reader_(make_reply_reader()) {}
 
 LinkProtocol::~LinkProtocol() = default;
 
+void LinkProtocol::push_in_flight(const Pending& pending) {
+  in_flight_.push_back(pending);
+  in_flight_peak_ = std::max(in_flight_peak_, in_flight_.size());
+}
+
+void LinkProtocol::pop_in_flight() {
+  in_flight_.pop_front();
+  // A deque keeps the index of its blocks at its largest: once a burst is
+  // answered, a fresh one replaces it.
+  constexpr std::size_t kept = 256;
+  if (in_flight_.empty() && in_flight_peak_ > kept) {
+    std::deque<Pending>().swap(in_flight_);
+    in_flight_peak_ = 0;
+  }
+}
+
+void LinkProtocol::release_spare_buffer() {
+  // The parser's buffer grows to the largest read (a burst of replies) and
+  // hiredis shrinks it only at the next read: a link that goes quiet after a
+  // burst would keep it. Between replies, with every byte parsed, a fresh
+  // parser costs less than the buffer.
+  constexpr std::size_t kept_bytes = 16 * 1024;
+  // Every byte read is parsed and no reply is half built (an aggregate in
+  // progress is the parser's `reply`; a partial line or bulk leaves its
+  // bytes unparsed).
+  if (reader_->pos != reader_->len || reader_->reply != nullptr || sdsalloc(reader_->buf) <= kept_bytes) return;
+  try {
+    reader_ = make_reply_reader();
+  } catch (const std::bad_alloc&) {
+    // Keep the old one: it still works.
+  }
+}
+
 void LinkProtocol::encode(std::uint64_t id, const std::vector<std::string>& argv, std::string& out) {
   append_encoded(argv, out);
-  in_flight_.push_back(Pending{id, family::none, false, 1});
+  push_in_flight(Pending{id, family::none, false, 1});
 }
 
 void LinkProtocol::encode_command(const std::vector<std::string>& argv, std::string& out) { append_encoded(argv, out); }
 
 void LinkProtocol::send_encoded(std::uint64_t id, std::string_view command, std::string& out) {
   out.append(command);
-  in_flight_.push_back(Pending{id, family::none, false, 1});
+  push_in_flight(Pending{id, family::none, false, 1});
 }
 
 bool LinkProtocol::encode_subscription(const std::vector<std::string>& argv, std::string& out) {
@@ -64,7 +98,7 @@ bool LinkProtocol::encode_subscription(const std::vector<std::string>& argv, std
   pending.subscribing = name == "SUBSCRIBE" || name == "SSUBSCRIBE";
   pending.confirmations = argv.size() - 1;
   append_encoded(argv, out);
-  in_flight_.push_back(pending);
+  push_in_flight(pending);
   subscribed_mode_ = true;
   return true;
 }
@@ -80,7 +114,10 @@ bool LinkProtocol::feed(const char* data, std::size_t size, std::vector<Event>& 
       error_ = std::string("not a Redis reply: ") + reader_->errstr;
       return false;
     }
-    if (raw == nullptr) return true;  // incomplete: wait for more bytes
+    if (raw == nullptr) {  // incomplete: wait for more bytes
+      release_spare_buffer();
+      return true;
+    }
     if (!dispatch(std::move(*take_reply(raw)), events)) return false;
   }
 }
@@ -103,7 +140,7 @@ bool LinkProtocol::dispatch(Reply&& reply, std::vector<Event>& events) {
     event.what = Event::type::push;
     event.push.kind = push_kind::refused;
     event.push.error = std::move(reply.str);
-    in_flight_.pop_front();
+    pop_in_flight();
     events.push_back(std::move(event));
     return true;
   }
@@ -111,7 +148,7 @@ bool LinkProtocol::dispatch(Reply&& reply, std::vector<Event>& events) {
   event.what = Event::type::reply;
   event.id = head.id;
   event.reply = std::move(reply);
-  in_flight_.pop_front();
+  pop_in_flight();
   events.push_back(std::move(event));
   return true;
 }
@@ -148,7 +185,7 @@ bool LinkProtocol::as_push(const Reply& reply, std::vector<Event>& events) {
       Pending& head = in_flight_.front();
       if (head.subscription == confirms && head.subscribing == subscribing) {
         push.solicited = true;
-        if (--head.confirmations == 0) in_flight_.pop_front();
+        if (--head.confirmations == 0) pop_in_flight();
       }
     }
   }
@@ -164,7 +201,8 @@ std::vector<std::uint64_t> LinkProtocol::reset() {
   for (const auto& pending : in_flight_) {
     if (pending.subscription == family::none) ids.push_back(pending.id);
   }
-  in_flight_.clear();
+  std::deque<Pending>().swap(in_flight_);
+  in_flight_peak_ = 0;
   subscribed_mode_ = false;
   error_.clear();
   reader_ = make_reply_reader();

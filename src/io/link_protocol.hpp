@@ -100,9 +100,13 @@ class LinkProtocol {
 
   bool dispatch(Reply&& reply, std::vector<Event>& events);
   bool as_push(const Reply& reply, std::vector<Event>& events);
+  void release_spare_buffer();
+  void push_in_flight(const Pending& pending);
+  void pop_in_flight();
 
   ReaderPtr reader_;
   std::deque<Pending> in_flight_;
+  std::size_t in_flight_peak_ = 0;  // its largest size since it was last replaced
   bool subscribed_mode_ = false;
   std::string error_;
 };

@@ -23,10 +23,15 @@ std::optional<std::string> name_problem(std::string_view name) {
 }
 
 std::string prefixed(std::string_view prefix, std::string_view name) {
-  std::string out(prefix);
-  out += has_hash_tag(name) ? ":" : ":{";
+  // Sized once: a lock core keeps its channel's name for as long as it
+  // lives, and growing by appends would leave it up to twice the size.
+  bool tag = !has_hash_tag(name);
+  std::string out;
+  out.reserve(prefix.size() + name.size() + (tag ? 3 : 1));
+  out += prefix;
+  out += tag ? ":{" : ":";
   out += name;
-  if (!has_hash_tag(name)) out += '}';
+  if (tag) out += '}';
   return out;
 }
 

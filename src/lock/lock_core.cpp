@@ -57,7 +57,10 @@ std::uint64_t random_seed() { return random_source()(); }
 // attempt until that answer the op holds the owner's lane on the lock, so no
 // later command of the same owner on the same lock can run in between and be
 // mistaken for, or undone as, this attempt.
-class AcquireOp final : public std::enable_shared_from_this<AcquireOp>, public ChannelListener {
+class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
+                        public ChannelListener,
+                        private Timer,
+                        private ShutdownHook {
  public:
   AcquireOp(std::shared_ptr<LockCore> lock, thread_id owner, std::optional<std::chrono::milliseconds> wait,
             std::optional<std::chrono::milliseconds> lease, LockCore::acquire_done done, AcquireOptions options)
@@ -349,11 +352,17 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>, public C
   // From here the op may wait with no command in flight (parked, or on its
   // timer): shutdown must be able to fail it. Before, a command in flight
   // always completes it, and closing the connection fails that command.
+  // While tracked the op keeps itself alive: the client's list and the
+  // loop's timers only point at it.
   void track_shutdown() {
-    if (ticket_ != 0) return;
-    ticket_ = client_.track([self = shared_from_this()] {
-      self->finish(make_error_code(errc::shut_down), false, self->lock_->message("the client shut down"));
-    });
+    if (finished_ || tracked()) return;
+    keep_alive_ = shared_from_this();
+    client_.track(*this);
+  }
+
+  void on_shutdown() override {
+    auto self = shared_from_this();
+    finish(make_error_code(errc::shut_down), false, lock_->message("the client shut down"));
   }
 
   void subscribe(std::chrono::milliseconds wait) {
@@ -446,31 +455,34 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>, public C
     run(fsm_.woken());
   }
 
+  // The op is its own timer: a parked waiter costs the loop one pointer.
   void arm(std::chrono::milliseconds wait) {
-    disarm();
-    timer_ = client_.loop().after(wait, [self = shared_from_this()] {
-      self->timer_ = 0;
-      if (self->finished_ || self->in_flight_) return;
-      if (self->waiter_ != 0) self->node_->pubsub().unpark(*self->channel_, self->waiter_);
-      self->tally_.woken(wake_cause::timer);
-      self->run(self->fsm_.woken());
-    });
+    track_shutdown();  // keeps it alive while armed, and fails it at shutdown
+    client_.loop().schedule(*this, clock::now() + wait);
   }
 
-  void disarm() {
-    client_.loop().cancel(timer_);
-    timer_ = 0;
+  void on_timer() override {
+    auto self = shared_from_this();
+    if (finished_ || in_flight_) return;
+    if (waiter_ != 0) node_->pubsub().unpark(*channel_, waiter_);
+    tally_.woken(wake_cause::timer);
+    run(fsm_.woken());
   }
+
+  void disarm() { client_.loop().cancel(static_cast<Timer&>(*this)); }
 
   void finish(std::error_code error, bool acquired, const std::string& message) {
     if (finished_) return;
     finished_ = true;
+    // Let go of itself only once this is done (a caller up the stack holds
+    // its own reference where it reads the op afterwards).
+    auto keep = std::move(keep_alive_);
     disarm();
     if (auto& state = cancel_.state()) state->remove(cancel_handle_);
     // A waiter that used an unlock message's wake-up and leaves without the
     // lock hands it on, or the others would sleep out the TTL of a free lock.
     leave_waiters(!acquired && woken_);
-    if (ticket_ != 0) client_.untrack(ticket_);
+    client_.untrack(static_cast<ShutdownHook&>(*this));
     // A MultiLock keeps its members' queue places between its attempts.
     if (!acquired && waited_ && !keep_queue_place_) {
       if (auto call = lock_->give_up_call(owner_id_)) {
@@ -501,9 +513,8 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>, public C
   std::unique_ptr<std::function<void(std::int64_t)>> on_token_;  // FencedLock callers only
   std::optional<std::int64_t> token_;
   std::uint64_t cancel_handle_ = 0;
-  std::uint64_t ticket_ = 0;
   std::uint64_t waiter_ = 0;
-  TimerQueue::id timer_ = 0;
+  std::shared_ptr<AcquireOp> keep_alive_;  // set while tracked (track_shutdown)
   bool in_flight_ = false;  // an attempt or a keeping settle is queued or running
   bool poked_ = false;
   bool finished_ = false;

@@ -132,6 +132,8 @@ ClientCore::ClientCore(Config config)
     : config_(with_guarded_hooks(std::move(config))), id_(random_uuid()),
       holds_(config_.lock_watchdog_timeout),
       watchdog_(*this, holds_) {
+  ShutdownHook& head = hooks_;
+  head.prev_ = head.next_ = &head;
   if (!config_.sentinel.sentinels.empty()) {
     auto master = connection_options(config_, id_);
     master.tls_server_name = config_.tls.server_name;  // each server's own host unless configured
@@ -164,6 +166,15 @@ void ClientCore::shutdown() {
     auto tracked = std::move(tracked_);
     tracked_.clear();
     for (auto& [ticket, fail] : tracked) fail();
+    // One at a time off the front: failing one may make others leave (or,
+    // woken, park again: they are failed too rather than left to timers
+    // that die with the loop).
+    ShutdownHook& head = hooks_;
+    while (head.next_ != &head) {
+      ShutdownHook* hook = head.next_;
+      untrack(*hook);
+      hook->on_shutdown();
+    }
     watchdog_.stop();
     topology_->close();
   });
@@ -185,6 +196,22 @@ std::uint64_t ClientCore::track(std::function<void()> fail_with_shutdown) {
   auto ticket = next_ticket_++;
   tracked_.emplace(ticket, std::move(fail_with_shutdown));
   return ticket;
+}
+
+void ClientCore::track(ShutdownHook& hook) {
+  if (hook.tracked()) return;
+  ShutdownHook& head = hooks_;
+  hook.next_ = &head;
+  hook.prev_ = head.prev_;
+  head.prev_->next_ = &hook;
+  head.prev_ = &hook;
+}
+
+void ClientCore::untrack(ShutdownHook& hook) {
+  if (!hook.tracked()) return;
+  hook.prev_->next_ = hook.next_;
+  hook.next_->prev_ = hook.prev_;
+  hook.prev_ = hook.next_ = nullptr;
 }
 
 void ClientCore::untrack(std::uint64_t ticket) {

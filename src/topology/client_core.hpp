@@ -28,6 +28,30 @@ namespace warden::detail {
 
 class LockCore;
 
+// An operation that may wait with no command in flight (an acquire parked on
+// pub/sub or on its timer): the Client's shutdown fails it. It is linked
+// into the client's list while tracked, so tracking allocates nothing; a
+// crowd of parked waiters costs no table entry or callback each.
+class ShutdownHook {
+ public:
+  ShutdownHook() = default;
+  ShutdownHook(const ShutdownHook&) = delete;
+  ShutdownHook& operator=(const ShutdownHook&) = delete;
+
+  bool tracked() const { return next_ != nullptr; }
+
+ protected:
+  virtual ~ShutdownHook() = default;
+
+ private:
+  friend class ClientCore;
+  // Runs on the I/O thread during shutdown, once untracked.
+  virtual void on_shutdown() = 0;
+
+  ShutdownHook* prev_ = nullptr;
+  ShutdownHook* next_ = nullptr;  // null: not tracked
+};
+
 class ClientCore : public std::enable_shared_from_this<ClientCore> {
  public:
   explicit ClientCore(Config config);
@@ -114,6 +138,10 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   // pub/sub) register here so that shutdown can fail them.
   std::uint64_t track(std::function<void()> fail_with_shutdown);
   void untrack(std::uint64_t ticket);
+  // The same for an operation that is its own hook (loop thread). Tracking a
+  // tracked hook, or untracking one that is not, does nothing.
+  void track(ShutdownHook& hook);
+  void untrack(ShutdownHook& hook);
 
   void log(log_level level, const std::string& message) const {
     if (config_.logger) config_.logger(level, message);
@@ -145,6 +173,12 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::unordered_map<core_name, LockCore*, core_name_hash> locks_;
   std::set<std::string, std::less<>> kinds_;  // few: one per lock kind and SpinLock back-off
   std::unordered_map<std::uint64_t, std::function<void()>> tracked_;
+  // The tracked hooks: a circular list through this sentinel.
+  struct HookList final : ShutdownHook {
+    ~HookList() override = default;
+    void on_shutdown() override {}
+  };
+  HookList hooks_;  // linked to itself by the constructor
   std::uint64_t next_ticket_ = 1;
   std::atomic<bool> shut_down_{false};
 };
