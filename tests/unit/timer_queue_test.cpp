@@ -30,6 +30,18 @@ std::size_t run_due(TimerQueue& queue, clock::time_point now) {
   return ran;
 }
 
+using Model = std::map<std::pair<clock::time_point, int>, int>;  // (deadline, order added) -> label
+
+// The queue holds as many timers as the model, and the same one comes next.
+void expect_same_next(const TimerQueue& queue, const Model& model) {
+  ASSERT_EQ(queue.size(), model.size());
+  if (model.empty()) {
+    ASSERT_FALSE(queue.next().has_value());
+  } else {
+    ASSERT_EQ(queue.next(), model.begin()->first.first);
+  }
+}
+
 TEST(TimerQueue, StartsEmpty) {
   TimerQueue queue;
   EXPECT_EQ(queue.size(), 0u);
@@ -265,7 +277,7 @@ TEST(TimerQueue, CallbackDestroyedWhenCancelledNotWhenItsDeadlineComes) {
 
 TEST(TimerQueue, MatchesAnOrderedMapUnderRandomAddsCancelsAndTakes) {
   TimerQueue queue;
-  std::map<std::pair<clock::time_point, int>, int> model;  // (deadline, added #) -> label
+  Model model;
   std::map<int, std::pair<TimerQueue::id, std::pair<clock::time_point, int>>> handles;
   std::vector<int> ran;
   std::mt19937 random(7);
@@ -297,12 +309,7 @@ TEST(TimerQueue, MatchesAnOrderedMapUnderRandomAddsCancelsAndTakes) {
       }
       ASSERT_EQ(ran, expected) << "step " << step;
     }
-    ASSERT_EQ(queue.size(), model.size());
-    if (model.empty()) {
-      ASSERT_FALSE(queue.next().has_value());
-    } else {
-      ASSERT_EQ(queue.next(), model.begin()->first.first);
-    }
+    expect_same_next(queue, model);
   }
 }
 
@@ -442,7 +449,7 @@ TEST(TimerQueueIntrusive, MatchesAnOrderedMapUnderRandomSchedulesCancelsAndRuns)
     owned.push_back(std::make_unique<Noting>(unused, 'x'));
     owned.back()->then = [&ran, i] { ran.push_back(i); };
   }
-  std::map<std::pair<clock::time_point, int>, int> model;  // (deadline, scheduled #) -> label
+  Model model;
   std::map<int, std::pair<clock::time_point, int>> where;  // label -> its model key
   std::map<int, TimerQueue::id> callback_ids;               // labels >= timers are callbacks
   std::mt19937 random(11);
@@ -490,12 +497,7 @@ TEST(TimerQueueIntrusive, MatchesAnOrderedMapUnderRandomSchedulesCancelsAndRuns)
       }
       ASSERT_EQ(ran, expected) << "step " << step;
     }
-    ASSERT_EQ(queue.size(), model.size());
-    if (model.empty()) {
-      ASSERT_FALSE(queue.next().has_value());
-    } else {
-      ASSERT_EQ(queue.next(), model.begin()->first.first);
-    }
+    expect_same_next(queue, model);
   }
   queue.clear();
 }
