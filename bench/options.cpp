@@ -226,10 +226,14 @@ server, --url or a throw-away one):
                           most sent within 10 ms). Over the windows: probe
                           latency and the added latency (hold max / p99 −
                           baseline p50), client CPU (getrusage, all threads)
-                          less the baseline's and the PTTL sampler thread's,
+                          less the baseline's and the PTTL sampler thread's
+                          (a cross-check),
                           server CPU (INFO cpu), the smallest PTTL of 200 held
                           keys read every 100 ms on a plain connection, and
-                          holds lost (Observer::on_hold_lost);
+                          holds lost (Observer::on_hold_lost); then two
+                          quiet periods, nothing but the watchdog at work:
+                          client CPU (getrusage) over them is the renewal
+                          CPU the target judges, also per renewed hold;
                       (d) memory: heap in use (glibc mallinfo2 uordblks +
                           hblkhd) and RSS before the handles, with H held
                           (per lock: the handle, the hold and the watchdog's
