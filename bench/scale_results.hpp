@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scale_common.hpp"
+#include "wake_floor.hpp"
 
 namespace warden_bench {
 
@@ -108,6 +109,7 @@ struct waiters_result {
   latency_figures wake;        // release-all start → each waiter's completion
   latency_figures wake_after_release;  // its own lock's release answered (holder) → its completion
   double wake_server_cpu_s = 0;        // redis-server CPU from release-all start to the last completion
+  wake_floor floor;                    // the same N releases and acquires, pipelined on a plain connection
   std::size_t acquired = 0;
   std::uint64_t waiter_errors = 0;
   std::string first_waiter_error;

@@ -13,6 +13,7 @@
 #include "records.hpp"
 #include "scale.hpp"
 #include "scale_watch.hpp"
+#include "wake_floor.hpp"
 
 namespace warden_bench {
 
@@ -240,6 +241,9 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
   }
   r.after = settled_memory(3, 100ms);
   for (auto& line : watch->log_note()) notes.push_back("measured Client: " + line);
+  // Last, after every heap reading: the server's own floor for the wake.
+  fmt::print(stderr, "waiters: the server's floor, {} releases and acquires pipelined on a plain connection...\n", n);
+  r.floor = measure_wake_floor(server, settings.key_prefix, n, "publish");
   return r;
 }
 

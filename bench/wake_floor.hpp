@@ -1,0 +1,32 @@
+// warden-bench --waiters: the server's floor for waking N waiters at once.
+//
+// Each waiter's wake costs the server a release (warden's lock_release.lua,
+// which publishes to the waiter's channel) and the waiter's acquire
+// (lock_acquire.lua). Sent pipelined on one plain hiredis connection, with a
+// second one subscribed to the N channels so every release publishes to a
+// listener, the 2N scripts take the time no client can beat on this server:
+// the last waiter cannot hold its lock before its release and its acquire
+// have both run.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include <warden/config.hpp>
+
+namespace warden_bench {
+
+struct wake_floor {
+  std::size_t locks = 0;
+  double seconds = 0;        // first byte written → last reply read, the 2N scripts
+  double server_cpu_s = 0;   // redis-server CPU over it (INFO cpu)
+  std::string error;         // set: not measured, and why
+};
+
+// `n` locks named after `prefix`, taken, released and taken again by another
+// owner, then released; nothing is left but the releases' latch keys, which
+// expire as warden's do.
+wake_floor measure_wake_floor(const warden::Config& config, const std::string& prefix, std::size_t n,
+                              const char* publish_command);
+
+}  // namespace warden_bench
