@@ -102,7 +102,6 @@ class PubSub {
   using Channels = std::unordered_map<std::string_view, Channel>;
 
   Channel& entry_for(const SharedText& channel);
-  std::uint64_t add_waiter(Channel& entry, ChannelListener& listener);
   void on_push(const Push& push);
   void dropped(std::string_view channel);
   void on_link_ready();
@@ -118,7 +117,7 @@ class PubSub {
   void wake_one(std::string_view channel, std::uint64_t waiter, wake_cause why);
   // Wakes `waiter` of `entry`, both just looked up.
   static void wake(Waiter& waiter, wake_cause why);
-  // `channel` must not be a view of the entry's own name.
+  // Removes the entry if nobody needs it (a view of its own name goes with it).
   void forget_if_idle(std::string_view channel);
   void refused(const std::string& why);
   void redirected(const Reply& refusal);
