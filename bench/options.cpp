@@ -255,10 +255,17 @@ server, --url or a throw-away one):
                       completion (p50/p99/max), how many got their lock,
                       errors, total time; then the waiters release, the
                       handles go, the holder Client is destroyed, and the
-                      measured Client's leftover per name is read.
+                      measured Client's heap is read. The whole cycle runs
+                      again on N other names: what warden keeps per name is
+                      the heap's growth from the end of the first cycle to
+                      the end of the second, ÷ N (glibc's bounded caches,
+                      which mallinfo2 counts as in use, fill in the first
+                      and stay as full; the first end against the baseline
+                      is shown as well).
 Targets of the scale modes: worst added latency ≤ 5 ms; client CPU for
 renewals < 5 % of a core; renewal scripts per period = ⌈H / 100⌉ (±2 %);
-≤ 1 KiB per held lock; ≤ 1 KiB per parked waiter; leftover ≤ 16 B per name;
+≤ 1 KiB per held lock; ≤ 1 KiB per parked waiter; leftover ≤ 16 B per name
+(--scale: after vs before; --waiters: growth from cycle 1 to cycle 2);
 waiters wake p99 ≤ 50 ms with every waiter served; 0 holds lost and no sampled
 key missing.
 

@@ -101,6 +101,11 @@ class error_tally {
     std::lock_guard<std::mutex> guard(mutex_);
     return first_;
   }
+  void reset() {
+    std::lock_guard<std::mutex> guard(mutex_);
+    count_ = 0;
+    first_.clear();
+  }
 
  private:
   mutable std::mutex mutex_;

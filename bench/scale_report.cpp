@@ -192,9 +192,21 @@ void print_waiters(std::FILE* out, const waiters_result& w) {
   fmt::print(out, "| destroying the holder Client (its handles dropped) freed | | {} | {} | |\n",
              bytes_delta(w.holder_gone_before.heap, w.holder_gone_after.heap),
              format_bytes(per(w.holder_gone_before.heap, w.holder_gone_after.heap, w.waiters)));
-  fmt::print(out, "| all released and dropped, holder Client destroyed, 2 s + 300 pairs (Δ from baseline) | {} | {} | {} | {} |\n\n",
+  fmt::print(out,
+             "| end of cycle 1: all released and dropped, holder Client destroyed, 2 s + 300 pairs (Δ from baseline; "
+             "allocator caches included) | {} | {} | {} | {} |\n",
              format_bytes(static_cast<double>(w.after.heap)), bytes_delta(w.after.heap, w.baseline.heap),
              format_bytes(per(w.after.heap, w.baseline.heap, w.waiters)), bytes_delta(w.after.rss, w.baseline.rss));
+  fmt::print(out, "| cycle 2 on {} other names: waiters parked (Δ from its holder holding) | {} | {} | {} | {} |\n",
+             group_thousands(w.waiters), format_bytes(static_cast<double>(w.second_parked.heap)),
+             bytes_delta(w.second_parked.heap, w.second_before.heap),
+             format_bytes(per(w.second_parked.heap, w.second_before.heap, w.waiters)),
+             bytes_delta(w.second_parked.rss, w.second_before.rss));
+  fmt::print(out, "| end of cycle 2 (Δ from the end of cycle 1: kept per name) | {} | {} | {} | {} |\n",
+             format_bytes(static_cast<double>(w.after_second.heap)), bytes_delta(w.after_second.heap, w.after.heap),
+             format_bytes(per(w.after_second.heap, w.after.heap, w.waiters)), bytes_delta(w.after_second.rss, w.after.rss));
+  fmt::print(out, "| cycle 2: waiters that got their lock / errors and holds lost | {} of {} / {} | | | |\n\n",
+             group_thousands(w.second_acquired), group_thousands(w.waiters), w.second_errors);
 }
 
 void print_targets(std::FILE* out, const scale_report_input& in) {
@@ -232,9 +244,12 @@ void print_targets(std::FILE* out, const scale_report_input& in) {
     const double per_waiter = per(w->parked_memory.heap, w->before.heap, w->waiters);
     fmt::print(out, "| ≤ 1 KiB per parked waiter | {} | {} |\n", format_bytes(per_waiter),
                pass_mark(w->parked && per_waiter <= max_bytes_per_waiter));
+    // Judged on the growth between the ends of the two cycles: what warden
+    // keeps per name, not what the allocator caches (see the report notes).
+    const double kept = per(w->after_second.heap, w->after.heap, w->waiters);
     const double left = per(w->after.heap, w->baseline.heap, w->waiters);
-    fmt::print(out, "| leftover per name ≤ {:g} B (waiters) | {} | {} |\n", max_leftover_per_name, format_bytes(left),
-               pass_mark(left <= max_leftover_per_name));
+    fmt::print(out, "| kept per name ≤ {:g} B (waiters: growth from cycle 1's end to cycle 2's; after cycle 1 vs baseline {}) | {} | {} |\n",
+               max_leftover_per_name, format_bytes(left), format_bytes(kept), pass_mark(kept <= max_leftover_per_name));
     const double p99 = static_cast<double>(w->wake.p99) / 1e6;
     const std::string floor = w->floor.error.empty()
                                   ? fmt::format("; the server's floor {:.1f} ms", w->floor.seconds * 1e3)

@@ -124,6 +124,12 @@ struct waiters_result {
   memory_sample before;    // holder holding N, before the waiters' handles
   memory_sample parked_memory;
   memory_sample after;     // everything released and dropped, the holder Client destroyed
+  // The same cycle again on N other names: its "before" and "parked"
+  // readings, and its end. What warden keeps per name shows as growth from
+  // `after` to `after_second`; a bounded allocator cache does not.
+  memory_sample second_before, second_parked, after_second;
+  std::size_t second_acquired = 0;
+  std::uint64_t second_errors = 0;  // waiter, holder release and unlock errors, holds lost
   // Around destroying the holder Client (its handles already dropped): what
   // it still had then, which the leftover reading no longer includes.
   memory_sample holder_gone_before, holder_gone_after;

@@ -34,12 +34,36 @@ double seconds_between(std::int64_t from_ns, std::int64_t to_ns) { return static
 // storage taken before the first heap reading.
 struct wake_book {
   explicit wake_book(std::size_t n) : done_ns(n, 0), released_ns(n, 0), failed(n, 0) {}
+  // Ready for another cycle, in the storage it has.
+  void reset() {
+    std::fill(done_ns.begin(), done_ns.end(), 0);
+    std::fill(released_ns.begin(), released_ns.end(), 0);
+    std::fill(failed.begin(), failed.end(), 0);
+    completed.store(0);
+    errors.reset();
+  }
   std::vector<std::int64_t> done_ns;
   std::vector<std::int64_t> released_ns;  // when each holder release was answered (holder's I/O thread)
   std::vector<char> failed;
   std::atomic<std::size_t> completed{0};
   error_tally errors;
 };
+
+// What stays the same over both cycles: the measured Client and the bench's
+// storage, all made before the baseline reading.
+struct waiters_run {
+  const warden::Config& client_config;
+  const waiters_settings& settings;
+  server_stats& stats;
+  warden::Lock& churn_lock;
+  warden::Client& client;
+  wake_book& book;
+  std::vector<warden::thread_id>& owners;
+};
+
+// One park → wake → release → drop cycle on its own N names (`names`: their
+// prefix). Fills `r` from the "before" reading on, through "after".
+void run_cycle(waiters_run& run, const std::string& names, waiters_result& r, std::vector<std::string>& notes);
 
 }  // namespace
 
@@ -49,7 +73,6 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
   const std::size_t n = settings.waiters;
   r.waiters = n;
   r.lease = settings.lease;
-  auto name_of = [&](std::size_t i) { return fmt::format("{}waiters:{}", settings.key_prefix, i); };
 
   server_stats stats(server);
   auto watch = std::make_shared<client_watch>(10'000);
@@ -67,9 +90,53 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
   auto book = std::make_unique<wake_book>(n);
   std::vector<warden::thread_id> owners(n);
   for (auto& o : owners) o = warden::new_owner_id();
+  waiters_run run{client_config, settings, stats, churn_lock, client, *book, owners};
+  r.baseline = settled_memory(3, 100ms);
+
+  // The cycle twice, on two sets of N names: what warden keeps per name
+  // grows again with the second set, while a bounded cache of the allocator
+  // (glibc's per-thread tcache, an arena's free chunks) is as full after one
+  // cycle as after the other. The growth between the two ends is the figure
+  // judged; the first end against the baseline is shown as well.
+  // Names of one length in both (as before: "waiters:<i>"), so that each
+  // cycle's heap figures are alike.
+  run_cycle(run, settings.key_prefix + "waiters:", r, notes);
+  {
+    waiters_result second;
+    second.waiters = n;
+    second.lease = settings.lease;
+    book->reset();
+    run_cycle(run, settings.key_prefix + "waiter2:", second, notes);
+    r.second_before = second.before;
+    r.second_parked = second.parked_memory;
+    r.after_second = second.after;
+    r.second_acquired = second.acquired;
+    r.second_errors = second.waiter_errors + second.holder_release_errors + second.unlock_errors + second.holds_lost;
+    if (!second.first_waiter_error.empty()) {
+      notes.push_back("waiters, second cycle: first error: " + second.first_waiter_error);
+    }
+  }
+  r.holds_lost += watch->holds_lost();
+  for (auto& line : watch->log_note()) notes.push_back("measured Client: " + line);
+  // Last, after every heap reading: the server's own floor for the wake.
+  fmt::print(stderr, "waiters: the server's floor, {} releases and acquires pipelined on a plain connection...\n", n);
+  r.floor = measure_wake_floor(server, settings.key_prefix, n, "publish");
+  return r;
+}
+
+namespace {
+
+void run_cycle(waiters_run& run, const std::string& names, waiters_result& r, std::vector<std::string>& notes) {
+  const waiters_settings& settings = run.settings;
+  const warden::Config& client_config = run.client_config;
+  server_stats& stats = run.stats;
+  warden::Client& client = run.client;
+  wake_book* book = &run.book;
+  std::vector<warden::thread_id>& owners = run.owners;
+  const std::size_t n = settings.waiters;
+  auto name_of = [&](std::size_t i) { return fmt::format("{}{}", names, i); };
   std::vector<warden::Lock> waiters;
   std::vector<warden::Lock> held;
-  r.baseline = settled_memory(3, 100ms);
 
   // The holder: a Client of its own (watchdog mode, one owner), destroyed
   // before the leftover reading so that the heap then holds only what the
@@ -115,7 +182,7 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
   const std::int64_t park0 = now_ns();
   for (std::size_t i = 0; i < n; ++i) {
     waiters.push_back(client.get_lock(name_of(i)));
-    waiters.back().lock_async(owners[i], [b = book.get(), i](std::error_code e) {
+    waiters.back().lock_async(owners[i], [b = book, i](std::error_code e) {
       b->done_ns[i] = now_ns();
       if (e) {
         b->failed[i] = 1;
@@ -230,21 +297,18 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
   r.holder_gone_before = sample_memory();
   holder.reset();
   r.holder_gone_after = sample_memory();
-  r.holds_lost = watch->holds_lost() + holder_watch->holds_lost();
+  r.holds_lost = holder_watch->holds_lost();
   for (auto& line : holder_watch->log_note()) notes.push_back("holder Client: " + line);
   // Its renewal log is bench storage taken after the baseline reading.
   holder_watch.reset();
   std::this_thread::sleep_for(2s);
   for (int i = 0; i < churn_pairs; ++i) {
-    churn_lock.lock();
-    churn_lock.unlock();
+    run.churn_lock.lock();
+    run.churn_lock.unlock();
   }
   r.after = settled_memory(3, 100ms);
-  for (auto& line : watch->log_note()) notes.push_back("measured Client: " + line);
-  // Last, after every heap reading: the server's own floor for the wake.
-  fmt::print(stderr, "waiters: the server's floor, {} releases and acquires pipelined on a plain connection...\n", n);
-  r.floor = measure_wake_floor(server, settings.key_prefix, n, "publish");
-  return r;
 }
+
+}  // namespace
 
 }  // namespace warden_bench

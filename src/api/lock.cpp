@@ -131,7 +131,7 @@ Lock::Lock(std::shared_ptr<detail::LockCore> core) noexcept : core_(std::move(co
 
 const std::string& Lock::name() const noexcept {
   static const std::string none;
-  return core_ ? core_->name() : none;
+  return core_ ? core_->name_string() : none;
 }
 
 void Lock::lock() {

@@ -203,7 +203,7 @@ class RedCore final : public CompositeCore {
   }
 
   LockLost lapse_event(thread_id owner) const {
-    return LockLost{member(0)->name(), owner, make_error_code(errc::lease_expired),
+    return LockLost{member(0)->name_key(), owner, make_error_code(errc::lease_expired),
                     message(fmt::format("lost: no majority of the nodes ({} of {}) was confirmed valid any more "
                                         "(renewals missing or late)",
                                         quorum(), size()))};
@@ -352,7 +352,7 @@ std::vector<std::shared_ptr<LockCore>> checked_members(std::vector<std::shared_p
   for (auto& lock : members) {
     if (!lock) throw Error(errc::invalid_argument, "warden: red lock: a member is an empty (moved-from) Lock");
     auto server = same_host(lock->client().topology().label());
-    auto [it, fresh] = servers.emplace(server, lock->name());
+    auto [it, fresh] = servers.emplace(server, lock->name_key());
     if (!fresh) {
       throw Error(errc::invalid_argument,
                   fmt::format("warden: red lock: locks '{}' and '{}' are both on {}; each node must be a different "

@@ -20,17 +20,15 @@ PubSub::PubSub(EventLoop& loop, ConnectionOptions options, bool sharded)
 
 PubSub::Waiter* PubSub::Channel::find(std::uint64_t id) {
   auto it = std::lower_bound(waiters.begin(), waiters.end(), id,
-                             [](const Joined& joined, std::uint64_t wanted) { return joined.id < wanted; });
-  return it != waiters.end() && it->id == id ? &it->waiter : nullptr;
+                             [](const Waiter& waiter, std::uint64_t wanted) { return waiter.id < wanted; });
+  return it != waiters.end() && it->id == id ? it : nullptr;
 }
 
 bool PubSub::Channel::erase(std::uint64_t id) {
-  auto it = std::lower_bound(waiters.begin(), waiters.end(), id,
-                             [](const Joined& joined, std::uint64_t wanted) { return joined.id < wanted; });
-  if (it == waiters.end() || it->id != id) return false;
-  waiters.erase(it);
-  // A crowd that has gone gives its storage back.
-  if (waiters.empty()) std::vector<Joined>().swap(waiters);
+  Waiter* waiter = find(id);
+  if (!waiter) return false;
+  // A crowd that has gone gives its storage back (SmallList does).
+  waiters.erase(waiter);
   return true;
 }
 
@@ -47,7 +45,9 @@ class CallbackListener final : public ChannelListener {
     if (ready) ready();
   }
   void on_wake(wake_cause why) override {
-    if (wake_) wake_(why);
+    // A copy: the callback may make the waiter leave, which destroys this.
+    auto wake = wake_;
+    if (wake) wake(why);
   }
 
  private:
@@ -57,23 +57,33 @@ class CallbackListener final : public ChannelListener {
 
 }  // namespace
 
-std::uint64_t PubSub::join(const std::string& channel, std::function<void()> on_ready,
+std::uint64_t PubSub::join(std::string_view channel, std::function<void()> on_ready,
                            std::function<void(wake_cause)> on_wake) {
-  return join(channel, std::make_shared<CallbackListener>(std::move(on_ready), std::move(on_wake)));
+  auto listener = std::make_unique<CallbackListener>(std::move(on_ready), std::move(on_wake));
+  ChannelListener& held = *listener;
+  // Kept under the id the join below hands out (on_ready may already run in it).
+  owned_.emplace(next_waiter_, std::move(listener));
+  return join(SharedText(channel), held);
 }
 
-std::uint64_t PubSub::join(const std::string& channel, std::shared_ptr<ChannelListener> listener) {
-  Channel& entry = channels_[channel];
+PubSub::Channel& PubSub::entry_for(const SharedText& channel) {
+  if (auto it = channels_.find(channel.view()); it != channels_.end()) return it->second;
+  Channel entry;
+  entry.name = channel;
+  // The key views the entry's own handle: the characters never move.
+  std::string_view key = entry.name.view();
+  return channels_.emplace(key, std::move(entry)).first->second;
+}
+
+std::uint64_t PubSub::join(const SharedText& channel, ChannelListener& listener) {
+  Channel& entry = entry_for(channel);
   std::uint64_t id = next_waiter_++;
-  entry.waiters.push_back(Joined{id, {}});
-  Waiter& waiter = entry.waiters.back().waiter;
-  waiter.listener = std::move(listener);
+  Waiter& waiter = entry.waiters.push_back(Waiter{id, &listener, false, false});
   if (entry.state.active()) {
     waiter.ready = true;
     entry.state.want(connection_.ready());
-    // A copy: on_ready may make waiters join or leave this channel.
-    auto told = waiter.listener;
-    told->on_ready();
+    // Last: on_ready may make waiters join or leave this channel.
+    listener.on_ready();
   } else if (polling_) {
     // Subscriptions are refused here: the waiter polls (poll_tick) instead of
     // waiting for a confirmation that will not come, and no SUBSCRIBE is sent
@@ -81,15 +91,14 @@ std::uint64_t PubSub::join(const std::string& channel, std::shared_ptr<ChannelLi
     waiter.ready = true;
     entry.state.want(false);
     if (poll_timer_ == 0) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
-    auto told = waiter.listener;
-    told->on_ready();
+    listener.on_ready();
   } else {
-    perform(channel, entry.state.want(connection_.ready()));
+    perform(channel.view(), entry.state.want(connection_.ready()));
   }
   return id;
 }
 
-bool PubSub::park(const std::string& channel, std::uint64_t id) {
+bool PubSub::park(std::string_view channel, std::uint64_t id) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return false;
   Waiter* waiter = it->second.find(id);
@@ -102,16 +111,19 @@ bool PubSub::park(const std::string& channel, std::uint64_t id) {
   return false;
 }
 
-void PubSub::unpark(const std::string& channel, std::uint64_t id) {
+void PubSub::unpark(std::string_view channel, std::uint64_t id) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   if (Waiter* waiter = it->second.find(id)) waiter->parked = false;
 }
 
-void PubSub::leave(const std::string& channel, std::uint64_t id, bool pass_wake) {
+void PubSub::leave(std::string_view channel, std::uint64_t id, bool pass_wake) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   if (!it->second.erase(id)) return;
+  // A two-callback waiter's listener goes with it (it may be the caller:
+  // it reads nothing of itself after its callback returns).
+  if (!owned_.empty()) owned_.erase(id);
   // A permit is a wake-up owed to someone still waiting; never more than them.
   if (it->second.permits > it->second.waiters.size()) it->second.permits = it->second.waiters.size();
   perform(channel, it->second.state.unwant());
@@ -119,25 +131,25 @@ void PubSub::leave(const std::string& channel, std::uint64_t id, bool pass_wake)
   forget_if_idle(channel);
 }
 
-bool PubSub::subscribed(const std::string& channel) const {
+bool PubSub::subscribed(std::string_view channel) const {
   auto it = channels_.find(channel);
   return it != channels_.end() && it->second.state.active();
 }
 
-void PubSub::perform(const std::string& channel, ChannelState::action action) {
+void PubSub::perform(std::string_view channel, ChannelState::action action) {
   switch (action) {
     case ChannelState::action::subscribe:
-      connection_.send_subscription({sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE", channel});
+      connection_.send_subscription({sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE", std::string(channel)});
       break;
     case ChannelState::action::unsubscribe:
-      connection_.send_subscription({sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", channel});
+      connection_.send_subscription({sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", std::string(channel)});
       break;
     case ChannelState::action::none:
       break;
   }
 }
 
-void PubSub::forget_if_idle(const std::string& channel) {
+void PubSub::forget_if_idle(std::string_view channel) {
   auto it = channels_.find(channel);
   if (it == channels_.end() || !it->second.state.idle() || !it->second.waiters.empty()) return;
   channels_.erase(it);
@@ -174,13 +186,13 @@ void PubSub::on_push(const Push& push) {
   }
 }
 
-void PubSub::dropped(const std::string& channel) {
+void PubSub::dropped(std::string_view channel) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   if (log_) {
     try {
       log_(log_level::info, "warden: " + connection_.describe() + ": the server ended the subscription to " +
-                                channel + "; subscribing again");
+                                std::string(channel) + "; subscribing again");
     } catch (...) {
     }
   }
@@ -188,17 +200,19 @@ void PubSub::dropped(const std::string& channel) {
   // Whatever was published while the channel was not subscribed is lost:
   // every waiter re-polls.
   std::vector<std::uint64_t> wake;
-  for (auto& [id, waiter] : it->second.waiters) {
-    if (waiter.ready) wake.push_back(id);
+  for (auto& waiter : it->second.waiters) {
+    if (waiter.ready) wake.push_back(waiter.id);
   }
   for (auto id : wake) wake_one(channel, id, wake_cause::reconnect);
   forget_if_idle(channel);
 }
 
-void PubSub::confirmed(const std::string& channel) {
+void PubSub::confirmed(std::string_view channel) {
   // Callbacks may join or leave: collect first, then call, re-checking each.
   std::vector<std::uint64_t> ids;
-  for (auto& [id, waiter] : channels_[channel].waiters) ids.push_back(id);
+  if (auto it = channels_.find(channel); it != channels_.end()) {
+    for (auto& waiter : it->second.waiters) ids.push_back(waiter.id);
+  }
   for (auto id : ids) {
     auto it = channels_.find(channel);
     if (it == channels_.end()) return;
@@ -206,8 +220,7 @@ void PubSub::confirmed(const std::string& channel) {
     if (!waiter) continue;
     if (!waiter->ready) {
       waiter->ready = true;
-      auto told = waiter->listener;
-      told->on_ready();
+      waiter->listener->on_ready();
     } else {
       // Re-subscribed after a reconnect: anything published meanwhile was lost.
       wake_one(channel, id, wake_cause::reconnect);
@@ -215,39 +228,39 @@ void PubSub::confirmed(const std::string& channel) {
   }
 }
 
-void PubSub::message(const std::string& channel, const std::string& payload) {
+void PubSub::message(std::string_view channel, const std::string& payload) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   Channel& entry = it->second;
   if (payload == "1") {
     std::vector<std::uint64_t> wake;
     // Wake everyone: those not parked right now get a permit each.
-    for (auto& [id, waiter] : entry.waiters) {
-      if (waiter.parked) wake.push_back(id);
+    for (auto& waiter : entry.waiters) {
+      if (waiter.parked) wake.push_back(waiter.id);
     }
-    entry.permits = entry.waiters.size() - wake.size();
+    entry.permits = static_cast<std::uint32_t>(entry.waiters.size() - wake.size());
     for (auto id : wake) wake_one(channel, id, wake_cause::message);
   } else {
     // One waiter, found here: nothing runs between this lookup and its wake-up.
-    for (auto& [id, waiter] : entry.waiters) {
+    for (auto& waiter : entry.waiters) {
       if (waiter.parked) return wake(waiter, wake_cause::message);
     }
     if (entry.permits < entry.waiters.size()) ++entry.permits;
   }
 }
 
-void PubSub::wake_next(const std::string& channel) {
+void PubSub::wake_next(std::string_view channel) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   Channel& entry = it->second;
-  for (auto& [id, waiter] : entry.waiters) {
+  for (auto& waiter : entry.waiters) {
     if (waiter.parked) return wake(waiter, wake_cause::message);
   }
   // Nobody asleep (their acquires are in flight): the next one to park re-tries at once.
   if (entry.permits < entry.waiters.size()) ++entry.permits;
 }
 
-void PubSub::wake_one(const std::string& channel, std::uint64_t id, wake_cause why) {
+void PubSub::wake_one(std::string_view channel, std::uint64_t id, wake_cause why) {
   // Looked up afresh each time: an earlier wake-up may have made waiters leave.
   auto entry = channels_.find(channel);
   if (entry == channels_.end()) return;
@@ -256,8 +269,9 @@ void PubSub::wake_one(const std::string& channel, std::uint64_t id, wake_cause w
 
 void PubSub::wake(Waiter& waiter, wake_cause why) {
   waiter.parked = false;
-  // A copy: the listener may make this waiter (or others) leave.
-  auto told = waiter.listener;
+  // Read first: the listener may make this waiter (or others) leave, which
+  // moves or frees `waiter`; the listener keeps itself alive.
+  ChannelListener* told = waiter.listener;
   told->on_wake(why);
 }
 
@@ -290,48 +304,51 @@ void PubSub::redirected(const Reply& refusal) {
 }
 
 void PubSub::refuse_unconfirmed() {
-  std::vector<std::pair<std::string, std::uint64_t>> ready;
+  // Handles to the names, not views: a callback may make an entry go.
+  std::vector<std::pair<SharedText, std::uint64_t>> ready;
   for (auto& [name, entry] : channels_) {
     if (entry.state.active()) continue;
     entry.state.refused();
-    for (auto& [id, waiter] : entry.waiters) {
-      if (!waiter.ready) ready.emplace_back(name, id);
+    for (auto& waiter : entry.waiters) {
+      if (!waiter.ready) ready.emplace_back(entry.name, waiter.id);
     }
   }
-  for (auto& [name, id] : ready) tell_ready(name, id);
+  for (auto& [name, id] : ready) tell_ready(name.view(), id);
 }
 
-void PubSub::tell_ready(const std::string& name, std::uint64_t id) {
+void PubSub::tell_ready(std::string_view name, std::uint64_t id) {
   // Looked up again: an earlier waiter's on_ready may have removed this one.
   auto entry = channels_.find(name);
   if (entry == channels_.end()) return;
   Waiter* waiter = entry->second.find(id);
   if (!waiter || waiter->ready) return;
   waiter->ready = true;
-  auto told = waiter->listener;
-  told->on_ready();
+  waiter->listener->on_ready();
 }
 
 void PubSub::poll_tick() {
   poll_timer_ = 0;
-  std::vector<std::pair<std::string, std::uint64_t>> wake;
+  std::vector<std::pair<SharedText, std::uint64_t>> wake;
   bool anyone = false;
   for (auto& [name, entry] : channels_) {
     if (entry.state.active()) continue;
-    for (auto& [id, waiter] : entry.waiters) {
+    for (auto& waiter : entry.waiters) {
       anyone = true;
-      if (waiter.parked) wake.emplace_back(name, id);
+      if (waiter.parked) wake.emplace_back(entry.name, waiter.id);
     }
   }
   if (anyone) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
-  for (auto& [name, id] : wake) wake_one(name, id, wake_cause::timer);
+  for (auto& [name, id] : wake) wake_one(name.view(), id, wake_cause::timer);
 }
 
 void PubSub::on_link_ready() {
   if (polling_) return;  // subscriptions are refused: nothing to re-subscribe
-  std::vector<std::string> names;
-  for (auto& [name, entry] : channels_) names.push_back(name);
-  for (auto& name : names) perform(name, channels_[name].state.link_up());
+  std::vector<SharedText> names;
+  for (auto& [name, entry] : channels_) names.push_back(entry.name);
+  for (auto& name : names) {
+    auto it = channels_.find(name.view());
+    if (it != channels_.end()) perform(name.view(), it->second.state.link_up());
+  }
 }
 
 void PubSub::retire() {
@@ -351,15 +368,15 @@ void PubSub::on_link_down() {
 }
 
 void PubSub::wake_everyone() {
-  std::vector<std::pair<std::string, std::uint64_t>> wake, unconfirmed;
+  std::vector<std::pair<SharedText, std::uint64_t>> wake, unconfirmed;
   for (auto& [name, entry] : channels_) {
     entry.state.link_down();
-    for (auto& [id, waiter] : entry.waiters) {
-      (waiter.ready ? wake : unconfirmed).emplace_back(name, id);
+    for (auto& waiter : entry.waiters) {
+      (waiter.ready ? wake : unconfirmed).emplace_back(entry.name, waiter.id);
     }
   }
-  for (auto& [name, id] : wake) wake_one(name, id, wake_cause::reconnect);
-  for (auto& [name, id] : unconfirmed) tell_ready(name, id);
+  for (auto& [name, id] : wake) wake_one(name.view(), id, wake_cause::reconnect);
+  for (auto& [name, id] : unconfirmed) tell_ready(name.view(), id);
 }
 
 }  // namespace warden::detail

@@ -7,11 +7,14 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "io/channel_state.hpp"
 #include "io/connection.hpp"
+#include "io/shared_text.hpp"
+#include "io/small_list.hpp"
 
 namespace warden::detail {
 
@@ -47,21 +50,25 @@ class PubSub {
   // subscriptions are refused and waiters poll), after a reconnect and after
   // the server dropped the subscription on its own (wake_cause::reconnect:
   // messages sent meanwhile are lost, so every waiter re-polls).
-  std::uint64_t join(const std::string& channel, std::shared_ptr<ChannelListener> listener);
-  // The same with two callbacks (on_ready may be empty).
-  std::uint64_t join(const std::string& channel, std::function<void()> on_ready,
+  // The listener is held by address: it must stay alive until it leaves, and
+  // keep itself alive through its own calls (one may make it leave). The
+  // channel's entry shares `channel`'s characters instead of copying them.
+  std::uint64_t join(const SharedText& channel, ChannelListener& listener);
+  // The same with two callbacks (on_ready may be empty), kept by the
+  // subscriber until the waiter leaves.
+  std::uint64_t join(std::string_view channel, std::function<void()> on_ready,
                      std::function<void(wake_cause)> on_wake);
 
   // The waiter goes to sleep until woken. Returns true instead when a wake-up
   // arrived while nobody was parked: the caller should try again at once.
-  bool park(const std::string& channel, std::uint64_t waiter);
+  bool park(std::string_view channel, std::uint64_t waiter);
   // The waiter woke by itself (its timer) and is trying again.
-  void unpark(const std::string& channel, std::uint64_t waiter);
+  void unpark(std::string_view channel, std::uint64_t waiter);
   // The waiter stops waiting. `pass_wake`: it was woken and leaves without the
   // lock, so the wake-up goes to the next waiter (or is kept as a permit).
-  void leave(const std::string& channel, std::uint64_t waiter, bool pass_wake);
+  void leave(std::string_view channel, std::uint64_t waiter, bool pass_wake);
 
-  bool subscribed(const std::string& channel) const;
+  bool subscribed(std::string_view channel) const;
 
   // Told when a (S)SUBSCRIBE is answered with MOVED or ASK (a shard channel
   // whose slot moved): the cluster's router learns from it.
@@ -77,41 +84,41 @@ class PubSub {
 
  private:
   struct Waiter {
-    std::shared_ptr<ChannelListener> listener;
-    bool ready = false;
-    bool parked = false;
-  };
-  struct Joined {
-    std::uint64_t id;
-    Waiter waiter;
+    std::uint64_t id;  // by join order, which is id order (ids only grow)
+    ChannelListener* listener;
+    bool ready;
+    bool parked;
   };
   struct Channel {
+    SharedText name;  // its characters key the map
     ChannelState state;
-    // By join order, which is id order (ids only grow): a vector searched
-    // by bisection. Most channels have one waiter, and a map node per
-    // waiter cost more than the waiter itself.
-    std::vector<Joined> waiters;
-    std::size_t permits = 0;
+    std::uint32_t permits = 0;
+    // Searched by bisection. Most channels have one waiter, kept in place.
+    SmallList<Waiter> waiters;
 
     Waiter* find(std::uint64_t id);
     bool erase(std::uint64_t id);
   };
+  using Channels = std::unordered_map<std::string_view, Channel>;
 
+  Channel& entry_for(const SharedText& channel);
   void on_push(const Push& push);
-  void dropped(const std::string& channel);
+  void dropped(std::string_view channel);
   void on_link_ready();
   void on_link_down();
   // Every waiter re-polls: the parked ones are woken (wake_cause::reconnect),
   // those whose subscription was unconfirmed are told they are ready.
   void wake_everyone();
-  void perform(const std::string& channel, ChannelState::action action);
-  void confirmed(const std::string& channel);
-  void message(const std::string& channel, const std::string& payload);
-  void wake_next(const std::string& channel);
-  void wake_one(const std::string& channel, std::uint64_t waiter, wake_cause why);
+  void perform(std::string_view channel, ChannelState::action action);
+  void confirmed(std::string_view channel);
+  void message(std::string_view channel, const std::string& payload);
+  void wake_next(std::string_view channel);
+  // `channel` must outlive the call (the entry may go during the wake-up).
+  void wake_one(std::string_view channel, std::uint64_t waiter, wake_cause why);
   // Wakes `waiter` of `entry`, both just looked up.
   static void wake(Waiter& waiter, wake_cause why);
-  void forget_if_idle(const std::string& channel);
+  // Removes the entry if nobody needs it (a view of its own name goes with it).
+  void forget_if_idle(std::string_view channel);
   void refused(const std::string& why);
   void redirected(const Reply& refusal);
   // Every channel still waiting for its confirmation counts as refused, and
@@ -119,7 +126,7 @@ class PubSub {
   void refuse_unconfirmed();
   // Marks waiter `id` of `name` ready (its subscription is in place or will
   // not come) and runs its on_ready; a no-op if it is gone or already ready.
-  void tell_ready(const std::string& name, std::uint64_t id);
+  void tell_ready(std::string_view name, std::uint64_t id);
   void poll_tick();
 
   EventLoop& loop_;
@@ -127,7 +134,9 @@ class PubSub {
   std::chrono::milliseconds poll_interval_;
   Connection connection_;
   bool sharded_;
-  std::unordered_map<std::string, Channel> channels_;
+  Channels channels_;
+  // The listeners of the two-callback join, by waiter id.
+  std::unordered_map<std::uint64_t, std::unique_ptr<ChannelListener>> owned_;
   std::uint64_t next_waiter_ = 1;
   bool polling_ = false;
   TimerQueue::id poll_timer_ = 0;

@@ -22,7 +22,7 @@ std::string FairLockCore::wait_timeout() const {
 
 ScriptCall FairLockCore::acquire(thread_id owner, milliseconds lease, bool join_queue) const {
   return {&scripts::fair_acquire,
-          {name(), queue_, timeouts_, channel()},
+          {name_key(), queue_, timeouts_, channel_key()},
           {std::to_string(lease.count()), client().owner(owner), wait_timeout(), join_queue ? "1" : "0",
            wake_message, reentrant() ? "1" : "0", publish_command()}};
 }
@@ -33,29 +33,29 @@ ScriptCall FairLockCore::try_acquire_call(thread_id owner, milliseconds lease) c
   return acquire(owner, lease, false);
 }
 
-std::string FairLockCore::wait_channel(thread_id owner) const { return channel() + ":" + client().owner(owner); }
+std::string FairLockCore::wait_channel(thread_id owner) const { return channel_key() + ":" + client().owner(owner); }
 
 std::optional<ScriptCall> FairLockCore::give_up_call(thread_id owner) const {
   return ScriptCall{&scripts::fair_give_up,
-                    {queue_, timeouts_, name(), channel()},
+                    {queue_, timeouts_, name_key(), channel_key()},
                     {client().owner(owner), wait_timeout(), wake_message, publish_command()}};
 }
 
 ScriptCall FairLockCore::release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
                                       milliseconds latch_ttl) const {
   return {&scripts::fair_release,
-          {name(), queue_, timeouts_, channel(), keys::unlock_latch(name(), request_id)},
+          {name_key(), queue_, timeouts_, channel_key(), keys::unlock_latch(name(), request_id)},
           {wake_message, std::to_string(keep_lease.count()), client().owner(owner),
            std::to_string(latch_ttl.count()), publish_command()}};
 }
 
 ScriptCall FairLockCore::force_release_call() const {
-  return {&scripts::fair_force_release, {name(), queue_, timeouts_, channel()}, {wake_message, publish_command()}};
+  return {&scripts::fair_force_release, {name_key(), queue_, timeouts_, channel_key()}, {wake_message, publish_command()}};
 }
 
 ScriptCall FairLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
   return {&scripts::fair_resolve_acquire,
-          {name(), queue_, channel()},
+          {name_key(), queue_, channel_key()},
           {client().owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), wake_message}};
 }
 

@@ -36,7 +36,7 @@ FencedLockCore::FencedLockCore(std::shared_ptr<ClientCore> client, std::string n
     : LockCore(std::move(client), std::move(name)), token_key_(keys::fenced_token(this->name())) {}
 
 ScriptCall FencedLockCore::acquire_call(thread_id owner, milliseconds lease) const {
-  return {&scripts::fenced_acquire, {name(), token_key_}, {std::to_string(lease.count()), client().owner(owner)}};
+  return {&scripts::fenced_acquire, {name_key(), token_key_}, {std::to_string(lease.count()), client().owner(owner)}};
 }
 
 AcquireAnswer FencedLockCore::read_acquire(const Reply& reply) const {
@@ -61,7 +61,7 @@ AcquireAnswer FencedLockCore::read_acquire(const Reply& reply) const {
 
 ScriptCall FencedLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
   return {&scripts::fenced_resolve_acquire,
-          {name(), channel(), token_key_},
+          {name_key(), channel_key(), token_key_},
           {client().owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), unlock_message()}};
 }
 

@@ -51,7 +51,15 @@ std::string suffixed(std::string_view name, std::string_view suffix) {
   return out;
 }
 
-std::string lock_channel(std::string_view name) { return prefixed("redisson_lock__channel", name); }
+constexpr std::string_view lock_channel_prefix = "redisson_lock__channel";
+
+std::string lock_channel(std::string_view name) { return prefixed(lock_channel_prefix, name); }
+
+std::size_t lock_channel_name_at(std::string_view name) {
+  // As prefixed() lays it out: the prefix, ':' and, for a name without its
+  // own hash tag, '{'.
+  return lock_channel_prefix.size() + (has_hash_tag(name) ? 1 : 2);
+}
 
 std::string unlock_latch(std::string_view name, std::string_view request_id) {
   std::string out = prefixed("redisson_unlock_latch", name);

@@ -30,6 +30,9 @@ std::string suffixed(std::string_view name, std::string_view suffix);
 
 // redisson_lock__channel:{name}
 std::string lock_channel(std::string_view name);
+// Where `name` starts inside lock_channel(name): a lock core keeps only its
+// channel's name and reads its own name from it.
+std::size_t lock_channel_name_at(std::string_view name);
 
 // redisson_unlock_latch:{name}:<request-id>
 std::string unlock_latch(std::string_view name, std::string_view request_id);

@@ -65,29 +65,23 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   AcquireOp(std::shared_ptr<LockCore> lock, thread_id owner, std::optional<std::chrono::milliseconds> wait,
             std::optional<std::chrono::milliseconds> lease, LockCore::acquire_done done, AcquireOptions options)
       : lock_(std::move(lock)),
-        client_(lock_->client()),
-        owner_id_(owner),
-        lease_(lease),
-        channel_(&lock_->channel()),
-        tally_{clock::now()},
-        fsm_(tally_.started, wait, client_.config().retry_attempts, client_.config().lock_watchdog_timeout,
-             polling_delays(*lock_)),
         done_(std::move(done)),
         cancel_(std::move(options.cancel)),
-        keep_queue_place_(options.keep_queue_place),
-        on_token_(options.on_token ? std::make_unique<std::function<void(std::int64_t)>>(std::move(options.on_token))
-                                   : nullptr) {
+        tally_{clock::now()},
+        fsm_(tally_.started, wait, client().config().retry_attempts, client().config().lock_watchdog_timeout,
+             polling_delays(*lock_)),
+        owner_id_(owner),
+        lease_(lease.value_or(watchdog_mode)),
+        keep_queue_place_(options.keep_queue_place) {
+    if (options.on_token) fenced_ = std::make_unique<Fenced>(Fenced{std::move(options.on_token), std::nullopt});
     // A bounded wait answers by its deadline plus one command's time: the
     // last attempt may be sent at the deadline and gets that long to answer.
-    if (auto deadline = fsm_.deadline()) bound_ = saturating_add(*deadline, client_.config().command_timeout);
-    // Most kinds wait on the lock's own channel: share the lock's string
-    // rather than keep a copy per waiter. A per-owner channel (fair lock) is
-    // the op's own.
+    if (auto deadline = fsm_.deadline()) bound_ = saturating_add(*deadline, client().config().command_timeout);
+    // Most kinds wait on the lock's own channel: share the lock's text rather
+    // than keep a copy per waiter. A per-owner channel (fair lock) is the
+    // op's own.
     auto wait_on = lock_->wait_channel(owner);
-    if (wait_on != *channel_) {
-      own_channel_ = std::make_unique<const std::string>(std::move(wait_on));
-      channel_ = own_channel_.get();
-    }
+    channel_ = wait_on == lock_->channel() ? lock_->channel_text() : SharedText(wait_on);
   }
 
   void start() {
@@ -95,7 +89,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
       if (state->cancelled()) return finish(make_error_code(errc::cancelled), false, lock_->message("cancelled before it started"));
       // The source may be cancelled on any thread: hop to the I/O thread.
       std::weak_ptr<AcquireOp> weak = shared_from_this();
-      ClientCore* client = &client_;
+      ClientCore* client = &this->client();
       cancel_handle_ = state->add([weak, client] {
         client->post([weak] {
           if (auto self = weak.lock()) {
@@ -113,7 +107,17 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     return std::nullopt;
   }
 
-  std::chrono::milliseconds lease_ms() const { return lease_.value_or(client_.config().lock_watchdog_timeout); }
+  ClientCore& client() const { return lock_->client(); }
+
+  // The caller's lease, or nullopt for watchdog mode.
+  std::optional<std::chrono::milliseconds> lease() const {
+    if (lease_ == watchdog_mode) return std::nullopt;
+    return lease_;
+  }
+  std::chrono::milliseconds lease_ms() const {
+    return lease_ == watchdog_mode ? client().config().lock_watchdog_timeout : lease_;
+  }
+  bool bounded() const { return bound_ != clock::time_point::max(); }
 
   static clock::time_point saturating_add(clock::time_point at, std::chrono::milliseconds span) {
     if (at > clock::time_point::max() - span) return clock::time_point::max();
@@ -122,8 +126,8 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
 
   // A command's deadline: its own time, but never past the caller's bound.
   clock::time_point command_deadline(clock::time_point now) const {
-    auto deadline = saturating_add(now, client_.config().command_timeout);
-    return bound_ ? std::min(deadline, *bound_) : deadline;
+    auto deadline = saturating_add(now, client().config().command_timeout);
+    return std::min(deadline, bound_);
   }
 
   void run(AcquireFsm::decision decision) {
@@ -148,7 +152,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     poked_ = false;
     auto self = shared_from_this();
     lock_->enter_lane(
-        owner_id_, bound_, [self] { self->send_attempt(); },
+        owner_id_, bounded() ? std::optional<clock::time_point>(bound_) : std::nullopt, [self] { self->send_attempt(); },
         [self] {
           self->in_flight_ = false;
           self->finish(make_error_code(errc::timed_out), false,
@@ -162,7 +166,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     // The count this owner will have if the attempt takes effect: what
     // settling a lost reply compares against. Inside the lane nothing else
     // of this owner changes it meanwhile.
-    expected_count_ = client_.holds().count(*lock_, owner_id_) + 1;
+    expected_count_ = client().holds().count(*lock_, owner_id_) + 1;
     attempt_ = AttemptId::random();
     ++tally_.attempts;
     auto sent = clock::now();
@@ -173,7 +177,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     join_before_try(sent);
     auto call = last ? lock_->try_acquire_call(owner_id_, lease_ms()) : lock_->acquire_call(owner_id_, lease_ms());
     call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_.text()));
-    client_.run_script(
+    client().run_script(
         *call.script, std::move(call.keys), std::move(call.args), command_deadline(sent), false,
         [self = shared_from_this(), sent](Response&& response) { self->on_acquire(sent, std::move(response)); },
         replica_wait::hold);
@@ -206,7 +210,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     if (response.not_run) {
       // Refused (loading, busy, ...) until the command's deadline: it had no
       // effect. Try again while the caller's wait lasts.
-      if (!bound_ || clock::now() < *bound_) return run(fsm_.woken());
+      if (clock::now() < bound_) return run(fsm_.woken());
       return finish(response.error, false,
                     lock_->message(fmt::format("the server did not run the acquire in time: {}", response.reply.str)));
     }
@@ -228,7 +232,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     }
     if (answer.acquired) {
       acquired_sent_ = sent;
-      token_ = answer.token;
+      if (fenced_) fenced_->token = answer.token;
       return run(fsm_.acquired());
     }
     auto decision = fsm_.held(clock::now(), answer.ttl);
@@ -241,7 +245,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   // lane, which it leaves once answered.
   void settle(bool keep) {
     if (keep) in_flight_ = true;
-    auto& config = client_.config();
+    auto& config = client().config();
     auto call = lock_->resolve_call(owner_id_, expected_count_, lease_ms());
     call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_.text()));
     call.args.push_back(keep ? "1" : "0");
@@ -255,7 +259,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     // commands on this lock wait for it.
     auto deadline = keep ? command_deadline(now) : saturating_add(now, std::max(config.command_timeout, lease_ms()));
     // A kept hold waits for replicas as the attempt would have.
-    client_.run_script(
+    client().run_script(
         *call.script, std::move(call.keys), std::move(call.args), deadline, true,
         [self = shared_from_this(), keep](Response&& response) { self->on_settled(keep, std::move(response)); },
         keep ? replica_wait::keep : replica_wait::none);
@@ -274,7 +278,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
 
   void after_sync_miss() {
     if (finished_) return;
-    auto& config = client_.config();
+    auto& config = client().config();
     auto& miss = sync();
     int misses = tally_.replica_sync_misses++;
     if (!miss.backoff) miss.backoff.emplace(config.retry_backoff_min, config.retry_backoff_max, random_seed());
@@ -295,8 +299,8 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     // The answer waits for the take-back, so that the failed call leaves no
     // key behind it; but not past the caller's bound.
     track_shutdown();
-    auto guard_at = bound_ ? *bound_ : clock::now() + config.command_timeout;
-    client_.loop().at(guard_at, [self = shared_from_this()] { self->fail_sync(); });
+    auto guard_at = bounded() ? bound_ : clock::now() + config.command_timeout;
+    client().loop().at(guard_at, [self = shared_from_this()] { self->fail_sync(); });
   }
 
   void fail_sync() {
@@ -313,7 +317,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
       // step: the lane is held).
       if (keep && applied) return settle(false);
       if (!answered) {
-        client_.log(log_level::warning,
+        client().log(log_level::warning,
                     lock_->message(fmt::format("could not take back an acquire {} ({}); if it took effect, its lease "
                                                "expires by itself",
                                                taking_back() ? "too few replicas acknowledged" : "whose reply was lost",
@@ -333,7 +337,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
       } else if (response.reply.is_error() && !response.not_run) {
         last_error_ = make_error_code(errc::server_error);
       }
-      if (bound_ && clock::now() >= *bound_) {
+      if (clock::now() >= bound_) {
         settle(false);
         return finish(last_error_ ? last_error_ : make_error_code(errc::timed_out), false,
                       lock_->message("acquire outcome unknown when the wait ran out; it is being taken back"));
@@ -344,7 +348,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     lock_->leave_lane(owner_id_);
     if (applied) {
       acquired_sent_ = last_try_sent_;
-      token_ = answer->token;
+      if (fenced_) fenced_->token = answer->token;
     }
     run(fsm_.read_back(clock::now(), applied));
   }
@@ -357,7 +361,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   void track_shutdown() {
     if (finished_ || tracked()) return;
     keep_alive_ = shared_from_this();
-    client_.track(*this);
+    client().track(*this);
   }
 
   void on_shutdown() override {
@@ -366,15 +370,18 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   }
 
   void subscribe(std::chrono::milliseconds wait) {
+    // join() may run on_ready at once and finish the op there: it must
+    // outlive this call.
+    auto self = shared_from_this();
     track_shutdown();
     arm(wait);
     leave_waiters(false);  // joined where the lock lived before it moved
-    node_ = client_.topology().node_for(*channel_);
+    node_ = client().topology().node_for(channel_);
     // No node serves the lock's slot right now (a cluster mid-failover): the
     // timer re-tries, which is routed afresh.
     if (!node_) return;
     ready_is_news_ = true;
-    waiter_ = node_->pubsub().join(*channel_, shared_from_this());
+    waiter_ = node_->pubsub().join(channel_, *this);
     // join() may run on_subscribed at once, and the op may have finished in
     // it (a closed connection fails the re-try synchronously): the waiter
     // would then never be removed.
@@ -392,25 +399,32 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   // reply). A channel still subscribing takes the subscribe-and-re-try path.
   void join_before_try(clock::time_point now) {
     if (waiter_ != 0 || fsm_.joined()) return;
-    auto node = client_.topology().node_for(*channel_);
-    if (!node || !fsm_.join_before_try(now, node->subscribed(*channel_))) return;
+    auto node = client().topology().node_for(channel_);
+    if (!node || !fsm_.join_before_try(now, node->subscribed(channel_))) return;
+    // Tracked, it keeps itself alive for as long as the subscriber points at it.
     track_shutdown();
     node_ = std::move(node);
     // Ready at once (confirmed): nothing to do then; the try is already going.
     ready_is_news_ = false;
-    waiter_ = node_->pubsub().join(*channel_, shared_from_this());
+    waiter_ = node_->pubsub().join(channel_, *this);
   }
 
   void leave_waiters(bool pass_wake) {
-    if (waiter_ != 0) node_->pubsub().leave(*channel_, waiter_, pass_wake);
+    if (waiter_ != 0) node_->pubsub().leave(channel_, waiter_, pass_wake);
     waiter_ = 0;
   }
 
-  // ChannelListener: the op is its own waiter on the lock's channel.
+  // ChannelListener: the op is its own waiter on the lock's channel. The
+  // subscriber holds it by address (it is tracked, so alive, while joined);
+  // a call may finish it, so each keeps it alive until it returns.
   void on_ready() override {
+    auto self = shared_from_this();
     if (ready_is_news_) on_subscribed();
   }
-  void on_wake(wake_cause why) override { on_woken(why); }
+  void on_wake(wake_cause why) override {
+    auto self = shared_from_this();
+    on_woken(why);
+  }
 
   void on_subscribed() {
     if (finished_) return;
@@ -427,9 +441,9 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     // The lock's slot is served by another node than the one joined (a
     // failover or a resharding since): its unlock messages are published
     // there now, so join there. The join re-tries once confirmed.
-    if (client_.topology().node_for(*channel_) != node_) return subscribe(wait);
+    if (client().topology().node_for(channel_) != node_) return subscribe(wait);
     if (waiter_ == 0) return arm(wait);
-    if (node_->pubsub().park(*channel_, waiter_)) {
+    if (node_->pubsub().park(channel_, waiter_)) {
       tally_.woken(wake_cause::message);  // a wake-up that came while it was not asleep
       return run(fsm_.woken());
     }
@@ -458,18 +472,18 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   // The op is its own timer: a parked waiter costs the loop one pointer.
   void arm(std::chrono::milliseconds wait) {
     track_shutdown();  // keeps it alive while armed, and fails it at shutdown
-    client_.loop().schedule(*this, clock::now() + wait);
+    client().loop().schedule(*this, clock::now() + wait);
   }
 
   void on_timer() override {
     auto self = shared_from_this();
     if (finished_ || in_flight_) return;
-    if (waiter_ != 0) node_->pubsub().unpark(*channel_, waiter_);
+    if (waiter_ != 0) node_->pubsub().unpark(channel_, waiter_);
     tally_.woken(wake_cause::timer);
     run(fsm_.woken());
   }
 
-  void disarm() { client_.loop().cancel(static_cast<Timer&>(*this)); }
+  void disarm() { client().loop().cancel(static_cast<Timer&>(*this)); }
 
   void finish(std::error_code error, bool acquired, const std::string& message) {
     if (finished_) return;
@@ -482,46 +496,56 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     // A waiter that used an unlock message's wake-up and leaves without the
     // lock hands it on, or the others would sleep out the TTL of a free lock.
     leave_waiters(!acquired && woken_);
-    client_.untrack(static_cast<ShutdownHook&>(*this));
+    client().untrack(static_cast<ShutdownHook&>(*this));
     // A MultiLock keeps its members' queue places between its attempts.
     if (!acquired && waited_ && !keep_queue_place_) {
       if (auto call = lock_->give_up_call(owner_id_)) {
-        client_.run_script(*call->script, call->keys, call->args, clock::now() + client_.config().command_timeout,
+        client().run_script(*call->script, call->keys, call->args, clock::now() + client().config().command_timeout,
                          true, [](Response&&) {});
       }
     }
-    if (acquired) client_.holds().acquired(lock_, owner_id_, lease_, acquired_sent_);
-    if (acquired && token_ && on_token_) (*on_token_)(*token_);
+    if (acquired) client().holds().acquired(lock_, owner_id_, lease(), acquired_sent_);
+    if (acquired && fenced_ && fenced_->token) fenced_->on_token(*fenced_->token);
     report_acquire(*lock_, owner_id_, tally_, acquired, error);
     auto done = std::move(done_);
     done(error, acquired, message);
   }
 
+  // Ordered largest first, so that padding costs nothing: a parked waiter
+  // is mostly this object.
   std::shared_ptr<LockCore> lock_;
-  ClientCore& client_;
   std::shared_ptr<Node> node_;  // where it joined the waiters; null while it has not
-  thread_id owner_id_;
-  std::optional<std::chrono::milliseconds> lease_;
-  const std::string* channel_;  // the lock's, or own_channel_
-  std::unique_ptr<const std::string> own_channel_;
-  AcquireTally tally_;  // for the observer
-  AcquireFsm fsm_;
-  std::optional<clock::time_point> bound_;  // the caller has its answer by then
+  std::shared_ptr<AcquireOp> keep_alive_;  // set while tracked (track_shutdown)
   LockCore::acquire_done done_;
   cancel_token cancel_;
-  bool keep_queue_place_ = false;
-  std::unique_ptr<std::function<void(std::int64_t)>> on_token_;  // FencedLock callers only
-  std::optional<std::int64_t> token_;
+  std::error_code last_error_;
+  AttemptId attempt_;
+  AcquireTally tally_;  // for the observer
+  AcquireFsm fsm_;
+  thread_id owner_id_;
+  // The caller's lease, or watchdog_mode (leases are positive).
+  static constexpr std::chrono::milliseconds watchdog_mode = std::chrono::milliseconds::min();
+  std::chrono::milliseconds lease_;
+  SharedText channel_;  // the lock's channel (shared), or the owner's own (fair lock)
+  clock::time_point bound_ = clock::time_point::max();  // the caller has its answer by then; max: unbounded
+  clock::time_point acquired_sent_{};
+  clock::time_point last_try_sent_{};
   std::uint64_t cancel_handle_ = 0;
   std::uint64_t waiter_ = 0;
-  std::shared_ptr<AcquireOp> keep_alive_;  // set while tracked (track_shutdown)
+  long long expected_count_ = 1;
+  // FencedLock callers only: the token's listener and the token taken.
+  struct Fenced {
+    std::function<void(std::int64_t)> on_token;
+    std::optional<std::int64_t> token;
+  };
+  std::unique_ptr<Fenced> fenced_;
+  bool keep_queue_place_ = false;
   bool in_flight_ = false;  // an attempt or a keeping settle is queued or running
   bool poked_ = false;
   bool finished_ = false;
   bool waited_ = false;  // an attempt was sent that may have left the owner waiting in line
   bool woken_ = false;   // woken by pub/sub since it last went to sleep
   bool ready_is_news_ = false;  // joined by subscribe(), which re-tries once ready
-  long long expected_count_ = 1;
   // Replica acknowledgement (Config::replica_sync) falling short: made at
   // the first miss, as most acquires never miss and a parked waiter should
   // not carry it.
@@ -537,38 +561,48 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     return *sync_;
   }
   bool taking_back() const { return sync_ && sync_->taking_back; }
-  AttemptId attempt_;
-  clock::time_point acquired_sent_{};
-  clock::time_point last_try_sent_{};
-  std::error_code last_error_;
 };
 
 }  // namespace
 
 LockCore::LockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant)
-    : client_(std::move(client)), name_(std::move(name)), channel_(keys::lock_channel(name_)), reentrant_(reentrant) {}
+    : client_(std::move(client)),
+      channel_(keys::lock_channel(name)),
+      name_at_(static_cast<std::uint32_t>(keys::lock_channel_name_at(name))),
+      name_size_(static_cast<std::uint32_t>(name.size())),
+      reentrant_(reentrant) {}
 
 LockCore::~LockCore() {
   if (!kind_.empty()) client_->forget_core(*this, kind_);
+  delete name_string_.load(std::memory_order_acquire);
+}
+
+const std::string& LockCore::name_string() const {
+  if (auto* made = name_string_.load(std::memory_order_acquire)) return *made;
+  // Two threads may both make one: the first to publish it wins.
+  auto fresh = std::make_unique<const std::string>(name());
+  const std::string* expected = nullptr;
+  if (name_string_.compare_exchange_strong(expected, fresh.get(), std::memory_order_acq_rel)) return *fresh.release();
+  return *expected;
 }
 
 const char* LockCore::publish_command() const { return client_->topology().publish_command(); }
 
 std::error_code LockCore::link_problem() const {
-  auto node = client_->topology().node_for(name_);
+  auto node = client_->topology().node_for(name());
   if (!node) return make_error_code(errc::routing_failed);
   return node->commands().ready() ? std::error_code{} : node->commands().pending_error();
 }
 
 std::string LockCore::message(std::string_view what) const {
-  return lock_message(name_, client_->topology().describe(name_), what);
+  return lock_message(name(), client_->topology().describe(name()), what);
 }
 
 const Script& LockCore::renew_script() const { return scripts::lock_renew; }
 
 ScriptCall LockCore::acquire_call(thread_id owner, milliseconds lease) const {
   return {&scripts::lock_acquire,
-          {name_},
+          {name_key()},
           {std::to_string(lease.count()), client_->owner(owner), reentrant_ ? "1" : "0"}};
 }
 
@@ -588,33 +622,33 @@ std::optional<SettleAnswer> LockCore::read_settle(const Reply& reply, bool /*kee
   return SettleAnswer{reply.integer == 1, std::nullopt};
 }
 
-std::string LockCore::wait_channel(thread_id /*owner*/) const { return channel_; }
+std::string LockCore::wait_channel(thread_id /*owner*/) const { return channel_key(); }
 
 std::optional<ScriptCall> LockCore::give_up_call(thread_id /*owner*/) const { return std::nullopt; }
 
 ScriptCall LockCore::release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
                                   milliseconds latch_ttl) const {
   return {&scripts::lock_release,
-          {name_, channel_, keys::unlock_latch(name_, request_id)},
+          {name_key(), channel_key(), keys::unlock_latch(name(), request_id)},
           {unlock_message(), std::to_string(keep_lease.count()), client_->owner(owner),
            std::to_string(latch_ttl.count()), publish_command()}};
 }
 
 ScriptCall LockCore::force_release_call() const {
   // The fair queue's key lets the script refuse a fair lock that has waiters.
-  return {&scripts::lock_force_release, {name_, channel_, keys::fair_queue(name_)}, {unlock_message(), publish_command()}};
+  return {&scripts::lock_force_release, {name_key(), channel_key(), keys::fair_queue(name())}, {unlock_message(), publish_command()}};
 }
 
 ScriptCall LockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
   return {&scripts::lock_resolve_acquire,
-          {name_, channel_},
+          {name_key(), channel_key()},
           {client_->owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), unlock_message()}};
 }
 
 void LockCore::write_owner_field(thread_id owner, std::string& out) const { client_->write_owner(owner, out); }
 
 ScriptCall LockCore::set_lease_call(thread_id owner, milliseconds lease) const {
-  return {&scripts::lock_set_lease, {name_}, {std::to_string(lease.count()), owner_field(owner)}};
+  return {&scripts::lock_set_lease, {name_key()}, {std::to_string(lease.count()), owner_field(owner)}};
 }
 
 void LockCore::acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
@@ -694,7 +728,7 @@ void LockCore::release(thread_id owner, release_done done) {
         auto text = self->message(
             "release timed out waiting for an acquire of the same owner to be settled; the hold is no longer "
             "renewed and expires with its lease");
-        if (believed) self->notify_lost(LockLost{self->name(), owner, make_error_code(errc::timed_out), text});
+        if (believed) self->notify_lost(LockLost{self->name_key(), owner, make_error_code(errc::timed_out), text});
         report_release(*self, owner, deadline - self->client_->config().command_timeout,
                        make_error_code(errc::timed_out), false);
         (*shared_done)(make_error_code(errc::timed_out), text);
@@ -720,7 +754,7 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
         bool believed = holds.count(*self, owner) > 0;
         auto failed = [&](std::error_code error, const std::string& text) {
           holds.forget(*self, owner);
-          if (believed) self->notify_lost(LockLost{self->name_, owner, error, text});
+          if (believed) self->notify_lost(LockLost{self->name_key(), owner, error, text});
           report_release(*self, owner, sent, error, false);
           done(error, text);
         };
@@ -782,7 +816,7 @@ void LockCore::force_release(std::function<void(std::error_code, bool, const std
 
 void LockCore::inspect(thread_id owner, std::function<void(std::error_code, Inspection, const std::string&)> done) {
   auto self = shared_from_this();
-  client_->run_script(scripts::lock_inspect, {name_}, {layout(), owner_field(owner)},
+  client_->run_script(scripts::lock_inspect, {name_key()}, {layout(), owner_field(owner)},
                     clock::now() + client_->config().command_timeout, true,
                     [self, done = std::move(done)](Response&& response) {
                       if (response.error) return done(response.error, {}, self->message(response.error.message()));

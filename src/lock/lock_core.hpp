@@ -2,6 +2,7 @@
 // operations run on the I/O thread and report through callbacks there.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -22,6 +23,7 @@
 
 #include "lock/lost_listeners.hpp"
 #include "io/reply.hpp"
+#include "io/shared_text.hpp"
 
 namespace warden::detail {
 
@@ -86,7 +88,16 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // `kind` (a string it keeps): the core leaves the registry when destroyed.
   void registered_as(std::string_view kind) { kind_ = kind; }
 
-  const std::string& name() const { return name_; }
+  // The name is kept once, inside the channel's name (a lock keeps nothing
+  // else per name but the registry's view of it).
+  std::string_view name() const { return channel_.view().substr(name_at_, name_size_); }
+  // The name as a string of its own, for the public handles' name(): made at
+  // the first call (any thread) and kept, so that locks whose name nobody
+  // asks for do not carry a second copy.
+  const std::string& name_string() const;
+  // The name and the channel as a script's KEYS entries.
+  std::string name_key() const { return std::string(name()); }
+  std::string channel_key() const { return std::string(channel()); }
   ClientCore& client() const { return *client_; }
   const std::shared_ptr<ClientCore>& client_ptr() const { return client_; }
 
@@ -162,7 +173,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // gets the lease first and then the owner field per hold, or "" for the
   // same field as the hold before it. Reply: array of 1/0.
   virtual const Script& renew_script() const;
-  const std::string& renew_key() const { return name_; }
+  std::string_view renew_key() const { return name(); }
   virtual ScriptCall set_lease_call(thread_id owner, milliseconds lease) const;
   // What the observer's events call this kind.
   virtual lock_kind kind() const { return lock_kind::lock; }
@@ -186,8 +197,10 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
   bool reentrant() const { return reentrant_; }
 
-  // The channel its unlock messages are published on (keys::lock_channel).
-  const std::string& channel() const { return channel_; }
+  // The channel its unlock messages are published on (keys::lock_channel),
+  // shared with its waiters and the subscriber.
+  std::string_view channel() const { return channel_.view(); }
+  const SharedText& channel_text() const { return channel_; }
 
   // ---- lanes (loop thread) ----
   // Scripts that change one owner's hold count on this lock (acquire attempts,
@@ -208,10 +221,12 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   void send_release(thread_id owner, std::chrono::steady_clock::time_point deadline, release_done done);
 
   std::shared_ptr<ClientCore> client_;
-  std::string name_;
-  std::string_view kind_;  // empty: not registered
-  std::string channel_;
+  SharedText channel_;     // redisson_lock__channel:{NAME}, the name inside
+  std::uint32_t name_at_;  // where the name lies in channel_
+  std::uint32_t name_size_;
   bool reentrant_;
+  std::string_view kind_;  // empty: not registered
+  mutable std::atomic<const std::string*> name_string_{nullptr};  // see name_string()
   LostListeners lost_listeners_;
 
   struct LaneWaiter {

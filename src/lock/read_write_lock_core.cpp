@@ -28,14 +28,14 @@ std::string ReadWriteLockCore::hold_prefix(thread_id owner) const {
 }
 
 ScriptCall ReadWriteLockCore::set_lease_call(thread_id owner, milliseconds lease) const {
-  return {&scripts::rwlock_set_lease, {name()}, {std::to_string(lease.count()), owner_field(owner), tagged()}};
+  return {&scripts::rwlock_set_lease, {name_key()}, {std::to_string(lease.count()), owner_field(owner), tagged()}};
 }
 
 // ---- read ----
 
 ScriptCall ReadLockCore::acquire_call(thread_id owner, milliseconds lease) const {
   return {&scripts::rwlock_read_acquire,
-          {name(), hold_prefix(owner)},
+          {name_key(), hold_prefix(owner)},
           {std::to_string(lease.count()), client().owner(owner), client().owner(owner) + ":write"}};
 }
 
@@ -43,18 +43,18 @@ ScriptCall ReadLockCore::release_call(thread_id owner, milliseconds /*keep_lease
                                       milliseconds latch_ttl) const {
   // Each remaining read hold keeps its own lease in its own key.
   return {&scripts::rwlock_read_release,
-          {name(), rw_channel(), hold_prefix(owner), keys::unlock_latch(name(), request_id)},
+          {name_key(), rw_channel(), hold_prefix(owner), keys::unlock_latch(name(), request_id)},
           {read_unlock_message, client().owner(owner), std::to_string(latch_ttl.count()), tagged(),
            publish_command()}};
 }
 
 ScriptCall ReadLockCore::force_release_call() const {
-  return {&scripts::rwlock_force_release, {name(), rw_channel()}, {"read", read_unlock_message, tagged(), publish_command()}};
+  return {&scripts::rwlock_force_release, {name_key(), rw_channel()}, {"read", read_unlock_message, tagged(), publish_command()}};
 }
 
 ScriptCall ReadLockCore::resolve_call(thread_id owner, long long expected, milliseconds /*keep_lease*/) const {
   return {&scripts::rwlock_read_resolve,
-          {name(), rw_channel(), hold_prefix(owner)},
+          {name_key(), rw_channel(), hold_prefix(owner)},
           {client().owner(owner), std::to_string(expected), read_unlock_message, tagged()}};
 }
 
@@ -64,25 +64,25 @@ bool ReadLockCore::locked(const Inspection& state) const { return state.mode == 
 
 ScriptCall WriteLockCore::acquire_call(thread_id owner, milliseconds lease) const {
   return {&scripts::rwlock_write_acquire,
-          {name()},
+          {name_key()},
           {std::to_string(lease.count()), owner_field(owner), client().owner(owner)}};
 }
 
 ScriptCall WriteLockCore::release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
                                        milliseconds latch_ttl) const {
   return {&scripts::rwlock_write_release,
-          {name(), rw_channel(), keys::unlock_latch(name(), request_id)},
+          {name_key(), rw_channel(), keys::unlock_latch(name(), request_id)},
           {write_unlock_message, std::to_string(keep_lease.count()), owner_field(owner),
            std::to_string(latch_ttl.count()), tagged(), publish_command()}};
 }
 
 ScriptCall WriteLockCore::force_release_call() const {
-  return {&scripts::rwlock_force_release, {name(), rw_channel()}, {"write", write_unlock_message, tagged(), publish_command()}};
+  return {&scripts::rwlock_force_release, {name_key(), rw_channel()}, {"write", write_unlock_message, tagged(), publish_command()}};
 }
 
 ScriptCall WriteLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
   return {&scripts::rwlock_write_resolve,
-          {name(), rw_channel()},
+          {name_key(), rw_channel()},
           {owner_field(owner), std::to_string(expected), std::to_string(keep_lease.count()), write_unlock_message,
            tagged()}};
 }

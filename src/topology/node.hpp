@@ -37,7 +37,7 @@ class Node {
   PubSub& pubsub();
   // Whether `channel` is confirmed subscribed on the subscriber connection;
   // false (and none is made) when the node has none yet.
-  bool subscribed(const std::string& channel) const { return pubsub_ && pubsub_->subscribed(channel); }
+  bool subscribed(std::string_view channel) const { return pubsub_ && pubsub_->subscribed(channel); }
   void set_sharded(bool sharded) { sharded_ = sharded; }
 
   // Starts the command connection, and the subscriber connection too when

@@ -71,6 +71,15 @@ TEST(KeysLockChannel, IsRedissonChannelName) {
   EXPECT_EQ(keys::lock_channel("{orders}:42"), "redisson_lock__channel:{orders}:42");
 }
 
+TEST(KeysLockChannel, TheNameCanBeReadBackFromTheChannel) {
+  for (std::string_view name : {"orders:42", "{orders}:42", "x{tag}y", "{a}", "a{", "{}", "x{}y", "}{a}", ""}) {
+    std::string channel = keys::lock_channel(name);
+    auto at = keys::lock_channel_name_at(name);
+    ASSERT_LE(at + name.size(), channel.size()) << name;
+    EXPECT_EQ(channel.substr(at, name.size()), name) << name;
+  }
+}
+
 TEST(KeysUnlockLatch, IsRedissonLatchNameWithRequestId) {
   EXPECT_EQ(keys::unlock_latch("orders:42", "req-1"), "redisson_unlock_latch:{orders:42}:req-1");
   EXPECT_EQ(keys::unlock_latch("{orders}:42", "abc"), "redisson_unlock_latch:{orders}:42:abc");
