@@ -261,7 +261,10 @@ server, --url or a throw-away one):
                       the end of the second, ÷ N (glibc's bounded caches,
                       which mallinfo2 counts as in use, fill in the first
                       and stay as full; the first end against the baseline
-                      is shown as well).
+                      is shown as well). Last, the server's floor for the
+                      wake: the same N releases and N acquires (warden's
+                      scripts) pipelined on one plain hiredis connection,
+                      with a second one subscribed to every channel.
 Targets of the scale modes: worst added latency ≤ 5 ms; client CPU for
 renewals < 5 % of a core; renewal scripts per period = ⌈H / 100⌉ (±2 %);
 ≤ 1 KiB per held lock; ≤ 1 KiB per parked waiter; leftover ≤ 16 B per name
