@@ -98,14 +98,23 @@ void Command::use_body() {
 
 bool Command::replace_argument(std::string_view from, std::string_view to) {
   auto arguments = arguments_of(bytes_);
+  // A script call's keys are names a caller chose: one that happens to
+  // read like `from` must stay the key it is. Only ARGV is looked at.
+  std::size_t first = 1;
+  if (script_ != nullptr && arguments.size() >= 3) {
+    std::size_t keys = 0;
+    auto [end, error] = std::from_chars(arguments[2].data(), arguments[2].data() + arguments[2].size(), keys);
+    if (error != std::errc{} || end != arguments[2].data() + arguments[2].size()) return false;
+    first = 3 + keys;
+  }
   bool found = false;
-  for (std::size_t i = 1; i < arguments.size() && !found; ++i) found = arguments[i] == from;
+  for (std::size_t i = first; i < arguments.size() && !found; ++i) found = arguments[i] == from;
   if (!found) return false;
   std::string out;
   out.reserve(bytes_.size() + arguments.size() * (to.size() + 16));
   append_count(out, '*', arguments.size());
   for (std::size_t i = 0; i < arguments.size(); ++i) {
-    append_bulk(out, i > 0 && arguments[i] == from ? to : arguments[i]);
+    append_bulk(out, i >= first && arguments[i] == from ? to : arguments[i]);
     if (i == 1 && script_ != nullptr) rest_at_ = out.size();
   }
   bytes_ = std::move(out);

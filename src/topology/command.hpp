@@ -44,8 +44,9 @@ class Command {
   // not know the script, or one reached by ASK, which would answer NOSCRIPT
   // without the ASKING before it.
   void use_body();
-  // Every argument (not the name) exactly `from` becomes `to`; true if any
-  // did. Arguments are compared whole, whatever bytes they hold.
+  // Every argument exactly `from` becomes `to`; true if any did. Arguments
+  // are compared whole, whatever bytes they hold; never the name, and in a
+  // script call only ARGV (a key keeps the name it was given).
   bool replace_argument(std::string_view from, std::string_view to);
 
  private:

@@ -69,14 +69,22 @@ TEST(Command, UseBodyTurnsEvalshaIntoEvalOnce) {
 
 TEST(Command, ReplaceArgumentMatchesWholeArgumentsOnly) {
   const std::string mark = "\x01mark\x01";
-  Command call = Command::evalsha(script, {mark + "x", "k"}, {mark, "y" + mark, mark});
+  Command call = Command::evalsha(script, {mark + "x", mark}, {mark, "y" + mark, mark});
   EXPECT_TRUE(call.replace_argument(mark, "spublish"));
+  // The second key reads like the mark and stays: only ARGV is replaced.
   EXPECT_EQ(call.bytes(),
-            hiredis_bytes({"EVALSHA", script.sha1, "2", mark + "x", "k", "spublish", "y" + mark, "spublish"}));
+            hiredis_bytes({"EVALSHA", script.sha1, "2", mark + "x", mark, "spublish", "y" + mark, "spublish"}));
   EXPECT_FALSE(call.replace_argument(mark, "publish"));
   // The script part is still where the body goes.
   call.use_body();
-  EXPECT_EQ(call.bytes(), hiredis_bytes({"EVAL", script.body, "2", mark + "x", "k", "spublish", "y" + mark, "spublish"}));
+  EXPECT_EQ(call.bytes(), hiredis_bytes({"EVAL", script.body, "2", mark + "x", mark, "spublish", "y" + mark, "spublish"}));
+}
+
+TEST(Command, AKeyReadingLikeTheMarkIsNotReplaced) {
+  const std::string mark = "\x01mark\x01";
+  Command call = Command::evalsha(script, {mark}, {"a"});
+  EXPECT_FALSE(call.replace_argument(mark, "spublish"));
+  EXPECT_EQ(call.bytes(), hiredis_bytes({"EVALSHA", script.sha1, "1", mark, "a"}));
 }
 
 TEST(Command, TheNameIsNeverReplaced) {
