@@ -471,6 +471,9 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
 
   // The op is its own timer: a parked waiter costs the loop one pointer.
   void arm(std::chrono::milliseconds wait) {
+    // A finished op is no longer tracked, so nothing would keep it alive
+    // while queued: it never waits again.
+    if (finished_) return;
     track_shutdown();  // keeps it alive while armed, and fails it at shutdown
     client().loop().schedule(*this, clock::now() + wait);
   }
