@@ -196,13 +196,7 @@ HoldBook::Renewal HoldBook::renewed(const std::vector<Due>& batch, clock::time_p
     Hold& hold = *batch[i].hold;
     if (hold.retired) {
       // Released meanwhile: this answer is stale, and the hold can go now.
-      auto found = std::find_if(retired_.begin(), retired_.end(),
-                                [&](const hold_map::node_type& node) { return &node.mapped() == &hold; });
-      if (found != retired_.end()) {
-        std::swap(*found, retired_.back());
-        gone.push_back(std::move(retired_.back()));
-        retired_.pop_back();
-      }
+      take_retired(hold, gone);
       continue;
     }
     if (hold.epoch != batch[i].epoch) continue;
@@ -231,6 +225,37 @@ HoldBook::Renewal HoldBook::renewed(const std::vector<Due>& batch, clock::time_p
     }
   }
   return outcome;
+}
+
+void HoldBook::take_retired(const Hold& hold, std::vector<hold_map::node_type>& gone) {
+  auto found = std::find_if(retired_.begin(), retired_.end(),
+                            [&](const hold_map::node_type& node) { return &node.mapped() == &hold; });
+  if (found == retired_.end()) return;
+  std::swap(*found, retired_.back());
+  gone.push_back(std::move(retired_.back()));
+  retired_.pop_back();
+}
+
+void HoldBook::keep_sendable(std::vector<Due>& batch) {
+  std::vector<hold_map::node_type> gone;  // destroyed once the mutex is let go (see renewed())
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto kept = batch.begin();
+  for (auto& due : batch) {
+    Hold& hold = *due.hold;
+    if (hold.retired) {
+      take_retired(hold, gone);
+      continue;
+    }
+    if (hold.epoch != due.epoch) continue;
+    if (hold.releasing || !hold.watchdog_mode()) {
+      // Its final release is on its way, or it now keeps a fixed lease: a
+      // renewal sent now would run after that and extend what must not be.
+      hold.renewing = false;
+      continue;
+    }
+    *kept++ = due;
+  }
+  batch.erase(kept, batch.end());
 }
 
 std::shared_ptr<LockCore> HoldBook::lose(const key& which) {

@@ -163,6 +163,12 @@ class HoldBook {
   Renewal renewed(const std::vector<Due>& batch, clock::time_point sent, milliseconds lease,
                   std::error_code error, const std::vector<long long>& results, const std::string& unsynced = {});
 
+  // Drops from a batch taken earlier but not sent yet the holds it must no
+  // longer renew: released (their final release may already be on the wire),
+  // re-taken, or now on a fixed lease. What take_due() marked stays marked
+  // for the holds kept. Loop thread.
+  void keep_sendable(std::vector<Due>& batch);
+
   // The hold is lost: it leaves the book, and knew_of() still says so until
   // the owner acquires it again or it is forgotten. Returns its lock, or null
   // when the hold was not in the book.
@@ -183,6 +189,9 @@ class HoldBook {
   // Takes the hold out of the wheel and the book.
   void erase(hold_map::iterator it);
   Due taken(Hold& hold);
+  // Moves a retired hold out of retired_ into `gone` (destroyed by the caller
+  // once the mutex is let go).
+  void take_retired(const Hold& hold, std::vector<hold_map::node_type>& gone);
 
   milliseconds watchdog_lease_;
   milliseconds period_;

@@ -21,6 +21,14 @@ namespace {
 // together are usually answered in one read: half the wake-ups of one.
 constexpr std::size_t slice_batches = 2;
 
+// Renewal calls unanswered per server at most. Others' commands share the
+// connection and wait at the server behind every batch already queued
+// there (about a quarter of a millisecond each for 100 holds): holds
+// renewed in a burst (taken in a burst a period earlier) would make them
+// wait for dozens. The rest wait here, a little, with most of their lease
+// still ahead.
+constexpr std::size_t max_in_flight = 4;
+
 // The holds one tick takes, their lock cores and the cores' names lie all
 // over the heap: touched one after the other, each is a cache miss the loop
 // waits out in turn (with 100,000 holds, most of a renewal's cost). Asked
@@ -66,6 +74,7 @@ void Watchdog::stop() {
   timer_ = 0;
   for (auto& [which, expiry] : expiries_) client_.loop().cancel(expiry);
   expiries_.clear();
+  outboxes_.clear();
   book_.clear();
 }
 
@@ -89,21 +98,15 @@ void Watchdog::tick() {
   // holds, and its keys must share a cluster slot (a group), or the server
   // refuses it (CROSSSLOT). One batch failing (a slot mid-failover) leaves
   // the others as they are.
-  // Keys and fields are encoded as they come (RESP bulk strings): a name
-  // costs one copy into the batch's bytes, no string or argv slot of its own.
   struct Batch {
     const Script* script;
     std::uint32_t group;
     std::vector<HoldBook::Due> holds;
     std::string route_key;  // the first key
-    std::string keys;       // encoded
-    std::string fields;     // encoded, one per hold
-    std::string last_field;
   };
   auto& topology = client_.topology();
   std::vector<Batch> batches;
   std::map<std::pair<std::uint32_t, const Script*>, std::size_t> open;  // the batch still filling, per group
-  std::string field;  // one buffer for every hold's owner field
   auto add = [&](HoldBook::Due&& hold) {
     const Script* script = &hold.lock->renew_script();
     std::string_view renew_key = hold.lock->renew_key();
@@ -111,26 +114,10 @@ void Watchdog::tick() {
     auto [slot, fresh] = open.try_emplace({group, script}, batches.size());
     if (fresh || batches[slot->second].holds.size() >= batch_size_) {
       slot->second = batches.size();
-      batches.push_back(Batch{script, group, {}, std::string(renew_key), {}, {}, {}});
-      // Sized once (names of one batch are usually alike in length): growing
-      // them a hold at a time costs more than the rest of the bookkeeping.
-      auto& fresh_batch = batches.back();
-      fresh_batch.holds.reserve(batch_size_);
-      fresh_batch.keys.reserve(batch_size_ * (renew_key.size() + 10));
-      fresh_batch.fields.reserve(batch_size_ * 8 + 64);
+      batches.push_back(Batch{script, group, {}, std::string(renew_key)});
+      batches.back().holds.reserve(batch_size_);  // sized once
     }
-    auto& batch = batches[slot->second];
-    // Holds of one owner often come together: the script reads "" as the
-    // field of the hold before, which saves building and sending it again.
-    hold.lock->write_owner_field(hold.which.second, field);
-    if (!batch.holds.empty() && field == batch.last_field) {
-      append_bulk(batch.fields, {});
-    } else {
-      append_bulk(batch.fields, field);
-      batch.last_field = field;
-    }
-    append_bulk(batch.keys, renew_key);
-    batch.holds.push_back(std::move(hold));
+    batches[slot->second].holds.push_back(std::move(hold));
   };
   prefetch(due_);
   for (auto& hold : due_) add(std::move(hold));
@@ -151,18 +138,7 @@ void Watchdog::tick() {
         extra);
     for (auto& hold : extra) add(std::move(hold));
   }
-  const std::string lease_ms = std::to_string(lease.count());
-  std::string rest;
-  for (auto& batch : batches) {
-    // KEYS: the names; ARGV: the lease, then a field per hold.
-    const std::size_t count = batch.holds.size();
-    rest.clear();
-    append_bulk(rest, std::to_string(count));
-    rest += batch.keys;
-    append_bulk(rest, lease_ms);
-    rest += batch.fields;
-    send(Command::evalsha(*batch.script, rest, 2 + 2 * count), batch.route_key, std::move(batch.holds));
-  }
+  for (auto& batch : batches) post(Outgoing{batch.script, std::move(batch.route_key), std::move(batch.holds)});
   // More due than one slice (a stall, or a burst of holds taken at once): the
   // rest goes out on the next loop turn, after what others have queued. A
   // timer set for holds taken meanwhile would only wake the loop for nothing.
@@ -174,9 +150,70 @@ void Watchdog::tick() {
   if (next) arm(*next);
 }
 
-void Watchdog::send(Command call, const std::string& route_key, std::vector<HoldBook::Due> holds) {
+void Watchdog::post(Outgoing outgoing) {
+  auto node = client_.topology().server_of(outgoing.route_key);
+  outboxes_[node].waiting.push_back(std::move(outgoing));
+  pump(node);
+}
+
+void Watchdog::pump(const std::string& node) {
+  // A call that fails at once (its handler runs inside send()) comes back
+  // here: the loop below goes on instead.
+  if (pumping_ || stopped_) return;
+  auto it = outboxes_.find(node);
+  if (it == outboxes_.end()) return;
+  auto& box = it->second;
+  pumping_ = true;
+  while (!stopped_ && box.in_flight < max_in_flight && !box.waiting.empty()) {
+    Outgoing next = std::move(box.waiting.front());
+    box.waiting.pop_front();
+    // Released or changed while it waited: not renewed. A call never
+    // follows a release of one of its holds on the wire.
+    book_.keep_sendable(next.holds);
+    if (next.holds.empty()) continue;
+    ++box.in_flight;
+    send(std::move(next), node);
+  }
+  pumping_ = false;
+}
+
+void Watchdog::answered_on(const std::string& node) {
+  if (stopped_) return;
+  auto it = outboxes_.find(node);
+  if (it == outboxes_.end()) return;
+  if (it->second.in_flight > 0) --it->second.in_flight;
+  pump(node);
+}
+
+Command Watchdog::encode(const Outgoing& outgoing) {
+  // KEYS: the names; ARGV: the lease, then a field per hold. Holds of one
+  // owner often come together: the script reads "" as the field of the hold
+  // before, which saves building and sending it again. Names go straight
+  // into the call's bytes: no string or argv slot each.
+  const std::size_t count = outgoing.holds.size();
+  std::string rest;
+  rest.reserve(count * (outgoing.route_key.size() + 16) + 64);
+  append_bulk(rest, std::to_string(count));
+  for (const auto& hold : outgoing.holds) append_bulk(rest, hold.lock->renew_key());
+  append_bulk(rest, std::to_string(client_.config().lock_watchdog_timeout.count()));
+  std::string field, last_field;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& hold = outgoing.holds[i];
+    hold.lock->write_owner_field(hold.which.second, field);
+    if (i > 0 && field == last_field) {
+      append_bulk(rest, {});
+    } else {
+      append_bulk(rest, field);
+      last_field = field;
+    }
+  }
+  return Command::evalsha(*outgoing.script, rest, 2 + 2 * count);
+}
+
+void Watchdog::send(Outgoing outgoing, const std::string& node) {
+  auto call = encode(outgoing);
+  auto holds = std::move(outgoing.holds);
   auto sent = clock::now();
-  auto node = client_.topology().server_of(route_key);
   auto& hook = client_.observer().on_renewal;
   if (hook) {
     RenewalEvent event;
@@ -194,8 +231,8 @@ void Watchdog::send(Command call, const std::string& route_key, std::vector<Hold
     if (hold.valid_until > sent) deadline = std::min(deadline, hold.valid_until);
   }
   client_.run_script(
-      std::move(call), route_key, deadline, true,
-      [this, node = std::move(node), batch = std::move(holds), sent](Response&& response) {
+      std::move(call), outgoing.route_key, deadline, true,
+      [this, node, batch = std::move(holds), sent](Response&& response) {
         std::vector<long long> results;
         std::error_code error = response.error;
         if (!error && response.reply.is_error()) error = make_error_code(errc::server_error);
@@ -205,6 +242,7 @@ void Watchdog::send(Command call, const std::string& route_key, std::vector<Hold
         }
         if (!stopped_) report(node, batch.size(), sent, error, results, response.replica_shortfall);
         renewed(batch, sent, error, results, response.replica_shortfall);
+        answered_on(node);
       },
       replica_wait::keep);
 }

@@ -8,9 +8,11 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <string>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -47,8 +49,26 @@ class Watchdog final : private HoldBook::Keeper {
   void arm(clock::time_point when);
   // Renews holds now due, one slice.
   void tick();
-  // Sends one renewal call for `holds` (same script, same slot group).
-  void send(Command call, const std::string& route_key, std::vector<HoldBook::Due> holds);
+  // One renewal call's holds (same script, same slot group), encoded when
+  // sent: a call held back for its server (see max_in_flight) is checked
+  // against the book first.
+  struct Outgoing {
+    const Script* script = nullptr;
+    std::string route_key;  // the first hold's name
+    std::vector<HoldBook::Due> holds;
+  };
+  // Per server (Topology::server_of): calls sent and unanswered, and those
+  // held back.
+  struct Outbox {
+    std::size_t in_flight = 0;
+    std::deque<Outgoing> waiting;
+  };
+  void post(Outgoing outgoing);
+  // Sends what the server's outbox has room for.
+  void pump(const std::string& node);
+  void answered_on(const std::string& node);
+  Command encode(const Outgoing& outgoing);
+  void send(Outgoing outgoing, const std::string& node);
   void renewed(const std::vector<HoldBook::Due>& batch, clock::time_point sent,
                std::error_code error, const std::vector<long long>& results, const std::string& unsynced);
   void lose(const key& which, std::error_code cause, const std::string& why);
@@ -64,6 +84,8 @@ class Watchdog final : private HoldBook::Keeper {
   std::map<key, TimerQueue::id> expiries_;  // fixed-lease holds: when their lease runs out
   TimerQueue::id timer_ = 0;
   clock::time_point timer_at_{};
+  std::unordered_map<std::string, Outbox> outboxes_;
+  bool pumping_ = false;
   bool stopped_ = false;
 };
 

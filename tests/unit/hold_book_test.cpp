@@ -249,6 +249,39 @@ TEST_F(HoldBookTest, AHoldReleasedWhileItsRenewalIsInFlightIsLeftAlone) {
   EXPECT_GT(*book.next_due(), clock::now() + 9s);  // the new hold keeps its own schedule
 }
 
+// A renewal call held back for its server is checked again before it is
+// sent: it must never follow on the wire the final release of a hold it
+// renews, nor extend a hold that now keeps a fixed lease.
+TEST_F(HoldBookTest, AHeldBackRenewalKeepsOnlyHoldsStillToRenew) {
+  char other_storage = 0, third_storage = 0;
+  auto other = fake_lock(other_storage), third = fake_lock(third_storage);
+  const auto long_ago = clock::now() - 10s;
+  book.acquired(lock, 7, std::nullopt, long_ago);
+  book.acquired(other, 7, std::nullopt, long_ago);
+  book.acquired(third, 7, std::nullopt, long_ago);
+  auto batch = book.take_due(clock::now(), 1000);
+  ASSERT_EQ(batch.size(), 3u);
+  book.releasing(*lock, 7);                               // its final release is being sent
+  book.leased(*other, 7, 5s, clock::now());               // now a fixed lease
+  book.keep_sendable(batch);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].lock, third.get());
+  // The dropped ones are not renewing any more: the release completes as
+  // usual, the fixed-lease hold is timed, and neither is due for renewal.
+  book.released(*lock, 7, true);
+  EXPECT_EQ(book.count(*lock, 7), 0);
+  EXPECT_EQ(book.count(*other, 7), 1);
+  EXPECT_EQ(keeper.expiries.count({other.get(), 7}), 1u);
+  // A hold released (and gone from the book) while its call waited is
+  // dropped too, and freed.
+  book.releasing(*third, 7);
+  book.released(*third, 7, true);
+  book.keep_sendable(batch);
+  EXPECT_TRUE(batch.empty());
+  EXPECT_EQ(book.count(*third, 7), 0);
+  EXPECT_FALSE(book.next_due().has_value());
+}
+
 // A renewal too few replicas acknowledged (replica_sync) extends nothing: a
 // failover could bring back the older expiry. Retried while lease is left;
 // lost once it has run out.
