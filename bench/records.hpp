@@ -16,6 +16,11 @@ inline std::int64_t now_ns() noexcept {
       .count();
 }
 
+// Seconds from one now_ns() reading to a later one.
+inline double seconds_between(std::int64_t from_ns, std::int64_t to_ns) noexcept {
+  return static_cast<double>(to_ns - from_ns) / 1e9;
+}
+
 // One acquisition as seen by the worker that made it.
 struct record {
   std::int64_t t_acq_start;     // just before lock()

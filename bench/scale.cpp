@@ -32,8 +32,6 @@ constexpr std::size_t pttl_keys = 200;
 constexpr std::chrono::milliseconds pttl_every = 100ms;
 constexpr int churn_pairs = 300;
 
-double seconds_between(std::int64_t from_ns, std::int64_t to_ns) { return static_cast<double>(to_ns - from_ns) / 1e9; }
-
 // Where to cut the hold phase into windows: renewals of a watchdog that
 // sends them in a burst once a period must not be split by a window edge, so
 // the edges go in the middle of the longest quiet stretch of one observed

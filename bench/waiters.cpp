@@ -28,8 +28,6 @@ constexpr std::chrono::seconds wake_timeout = 120s;
 constexpr std::chrono::milliseconds quiet_for = 500ms;
 constexpr int churn_pairs = 300;
 
-double seconds_between(std::int64_t from_ns, std::int64_t to_ns) { return static_cast<double>(to_ns - from_ns) / 1e9; }
-
 // The waiters' completions, written on the measured Client's I/O thread into
 // storage taken before the first heap reading.
 struct wake_book {

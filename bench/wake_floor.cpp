@@ -115,7 +115,7 @@ wake_floor measure_wake_floor(const warden::Config& config, const std::string& p
     read_replies(commands.context(), 2 * n, "releasing and taking again");
     const std::int64_t t1 = now_ns();
     out.server_cpu_s = stats.cpu_s() - cpu0;
-    out.seconds = static_cast<double>(t1 - t0) / 1e9;
+    out.seconds = seconds_between(t0, t1);
 
     // The messages the releases published, then the waiter's releases.
     read_replies(listener.context(), n, "reading the published messages");

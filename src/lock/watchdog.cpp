@@ -90,7 +90,6 @@ void Watchdog::arm(clock::time_point when) {
 }
 
 void Watchdog::tick() {
-  const auto lease = client_.config().lock_watchdog_timeout;
   const auto now = clock::now();
   due_.clear();
   book_.take_due(now, slice_batches * batch_size_, due_);
