@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
+#include <vector>
 
 #include "redis_probe.hpp"
 #include "test_env.hpp"
@@ -116,6 +118,44 @@ TEST(Lease, TheRenewalBatchSizeIsConfigurable) {
   EXPECT_GE(calls, 10) << "batches larger than lock_watchdog_batch_size";
   EXPECT_LE(calls, 20);
   for (auto& lock : locks) lock.unlock();
+}
+
+// Holds taken in a burst fall due in a burst: the watchdog keeps at most 4
+// renewal calls unanswered per server (others' commands would queue at the
+// server behind every one of them), and still renews every hold.
+TEST(Lease, RenewalCallsInFlightPerServerAreCapped) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Config config = fast_config(server);
+  config.lock_watchdog_timeout = 300ms;
+  config.lock_watchdog_batch_size = 1;  // one call per hold: 200 due together
+  std::atomic<int> in_flight{0}, most{0}, renewed{0}, lost{0};
+  config.observer.on_renewal = [&](const RenewalEvent& e) {
+    if (e.phase == renewal_phase::sent) {
+      int now = ++in_flight;
+      int seen = most.load();
+      while (now > seen && !most.compare_exchange_weak(seen, now)) {
+      }
+    } else {
+      --in_flight;
+      renewed += static_cast<int>(e.renewed);
+    }
+  };
+  config.observer.on_hold_lost = [&](const HoldLostEvent&) { ++lost; };
+  Client client{config};
+  const thread_id owner = new_owner_id();
+  std::vector<Lock> locks;
+  std::vector<AcquireFuture<void>> taken;
+  for (int i = 0; i < 200; ++i) locks.push_back(client.get_lock("burst:" + std::to_string(i)));
+  for (auto& lock : locks) taken.push_back(lock.lock_async(owner));
+  for (auto& future : taken) future.get();
+  // Three renewal periods (100 ms each) and a bit.
+  std::this_thread::sleep_for(350ms);
+  EXPECT_GE(renewed.load(), 400) << "every hold renewed in each period";
+  EXPECT_LE(most.load(), 4) << "renewal calls unanswered at once";
+  EXPECT_EQ(lost.load(), 0);
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(probe.exists("burst:" + std::to_string(i)));
+  for (auto& lock : locks) lock.unlock_async(owner).get();
 }
 
 // Holds of several owners and kinds in one renewal call: the call sends an
