@@ -43,6 +43,11 @@ std::future<T> submit(const std::shared_ptr<LockCore>& core, Op op) {
   return future;
 }
 
+template <class T>
+bool is_ready(const std::future<T>& future) {
+  return future.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
 // A blocking call on the I/O thread would wait for the thread it blocks.
 inline void check_blocking(const LockCore& lock, std::string_view call) {
   if (lock.client().loop().in_loop_thread()) {

@@ -242,8 +242,16 @@ AcquireFuture<T> acquire_future(const std::shared_ptr<LockCore>& core, thread_id
 // The value of an acquire for ever: held, or an error.
 template <class T, class Start>
 T wait_blocking(const std::shared_ptr<LockCore>& core, std::string_view call, const Start& start) {
-  check_blocking(live(core, call), call);
-  return as_future<T>(start).get();
+  LockCore& lock = live(core, call);
+  check_blocking(lock, call);
+  Promised<T> promised;
+  auto future = promised.future();
+  {
+    detail::EventLoop::CallerWaits in_place;
+    start(promised.template sink_for<T>());
+    lock.client().loop().lead_until([&future] { return is_ready(future); });
+  }
+  return future.get();
 }
 
 }  // namespace warden::detail::calls

@@ -114,6 +114,11 @@ void Connection::report(connection_state state, bool reconnect, std::error_code 
   options_.on_event(event);
 }
 
+bool Connection::idle() const {
+  return link_.current() != LinkState::state::connecting && requests_.empty() && protocol_.in_flight() == 0 &&
+         !write_in_progress_ && plain_out_.empty() && wire_out_.empty();
+}
+
 void Connection::start() {
   if (link_.current() == LinkState::state::idle) connect();
 }
@@ -225,6 +230,11 @@ void Connection::on_transport_connected(int status) {
   if (rc != 0) {
     drop(make_error_code(errc::connection_refused), uv_error_text(rc));
     return;
+  }
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(socket_->as_handle(), &fd) == 0) {
+    watched_fd_ = fd;
+    loop_.watch_hangup(fd);
   }
   start_session();
 }
@@ -601,6 +611,10 @@ void Connection::health_tick() {
 
 void Connection::release_socket() {
   loop_.cancel_flush(this);
+  if (watched_fd_ >= 0) {
+    loop_.unwatch_hangup(watched_fd_);
+    watched_fd_ = -1;
+  }
   if (socket_ != nullptr) {
     Socket* socket = socket_;
     socket_ = nullptr;

@@ -71,6 +71,11 @@ class Connection : private Flushable {
   // "command connection to host:port", for messages.
   std::string describe() const;
   bool ready() const { return link_.ready(); }
+  // Nothing the server could answer: no command queued or unanswered (set-up
+  // and health probes included), no subscription command unconfirmed, no
+  // output unwritten, no connect under way. Pushes on a subscribed channel
+  // are the subscriber's to count.
+  bool idle() const;
 
   // Starts connecting in the background.
   void start();
@@ -156,6 +161,7 @@ class Connection : private Flushable {
   LinkState link_;
   LinkProtocol protocol_;
   Socket* socket_ = nullptr;  // the current attempt's socket; owned until closed
+  int watched_fd_ = -1;       // its descriptor, watched for hang-ups (EventLoop::watch_hangup)
   std::unique_ptr<TlsSession> tls_;
   bool transport_up_ = false;  // connected, TLS (if any) established
   std::string plain_out_;      // encoded commands not yet handed to TLS / the socket

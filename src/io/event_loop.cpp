@@ -3,6 +3,9 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 
 #include <algorithm>
@@ -12,9 +15,22 @@ namespace warden::detail {
 
 thread_local int EventLoop::CallerWaits::depth_ = 0;
 thread_local const EventLoop* EventLoop::running_ = nullptr;
+thread_local EventLoop::Unled EventLoop::unled_;
 
 EventLoop::EventLoop() {
   if (uv_loop_init(&loop_) != 0) throw std::runtime_error("warden: uv_loop_init failed");
+  park_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  unpark_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (park_fd_ < 0 || unpark_fd_ < 0) {
+    if (park_fd_ >= 0) ::close(park_fd_);
+    if (unpark_fd_ >= 0) ::close(unpark_fd_);
+    uv_loop_close(&loop_);
+    throw std::runtime_error("warden: cannot make the I/O thread's parking descriptors");
+  }
+  epoll_event wake{};
+  wake.events = EPOLLIN;
+  wake.data.fd = unpark_fd_;
+  ::epoll_ctl(park_fd_, EPOLL_CTL_ADD, unpark_fd_, &wake);
   wakeup_.data = this;
   uv_async_init(&loop_, &wakeup_, [](uv_async_t* handle) { static_cast<EventLoop*>(handle->data)->drain(); });
   timer_.data = this;
@@ -35,15 +51,25 @@ EventLoop::~EventLoop() {
   if (thread_.joinable()) stop({});
 }
 
+EventLoop::CallerWaits::~CallerWaits() {
+  if (--depth_ > 0 || unled_.loop == nullptr) return;
+  // A task ran in place for a wait nobody led: let the loop thread watch for
+  // its answer.
+  EventLoop* loop = unled_.loop;
+  unled_ = {};
+  loop->unpark();
+}
+
 bool EventLoop::post(std::function<void()> task) {
   // Not from a thread already running a loop: the loop thread itself (the
   // mutex is its own), or a user thread already running a task in place.
   if (CallerWaits::depth_ > 0 && running_ == nullptr && run_mutex_.try_lock()) {
     bool ran = false;
+    bool quiet = false;
     bool wake = false;
     try {
-      ran = run_in_place(task);
-      wake = ran && loop_needs_waking();
+      ran = run_in_place(task, quiet);
+      wake = ran && !quiet && loop_needs_waking();
     } catch (...) {
       // Let go of the loop, and let its thread write whatever was queued.
       running_ = nullptr;
@@ -52,6 +78,10 @@ bool EventLoop::post(std::function<void()> task) {
       throw;
     }
     running_ = nullptr;
+    // The loop thread sleeps without watching the sockets, and what this
+    // task sent is all there is to watch: this thread may wait for the
+    // answer itself (lead_until) rather than wake the loop thread for it.
+    if (quiet) unled_ = {this, generation_};
     run_mutex_.unlock();
     if (wake) wake_loop();
     if (ran) return true;
@@ -61,8 +91,91 @@ bool EventLoop::post(std::function<void()> task) {
   std::lock_guard<std::mutex> guard(mutex_);
   if (!accepting_) return false;
   tasks_.push_back(std::move(task));
+  // Wakes the loop thread from the sockets, or a caller leading the loop
+  // (which then hands it back).
   uv_async_send(&wakeup_);
+  if (parked_ && !leader_) {
+    signal_parked();
+  }
   return true;
+}
+
+void EventLoop::signal_parked() {
+  if (unpark_) return;
+  unpark_ = true;
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(unpark_fd_, &one, sizeof one);
+}
+
+void EventLoop::clear_signal() {
+  if (!unpark_) return;
+  unpark_ = false;
+  std::uint64_t count = 0;
+  [[maybe_unused]] auto n = ::read(unpark_fd_, &count, sizeof count);
+}
+
+void EventLoop::watch_hangup(int fd) {
+  epoll_event event{};
+  event.events = EPOLLRDHUP;  // EPOLLHUP and EPOLLERR are always reported
+  event.data.fd = fd;
+  ::epoll_ctl(park_fd_, EPOLL_CTL_ADD, fd, &event);
+}
+
+void EventLoop::unwatch_hangup(int fd) { ::epoll_ctl(park_fd_, EPOLL_CTL_DEL, fd, nullptr); }
+
+void EventLoop::set_idle_probe(std::function<bool()> probe) {
+  std::lock_guard<std::mutex> guard(run_mutex_);
+  idle_probe_ = std::move(probe);
+}
+
+void EventLoop::unpark() {
+  std::lock_guard<std::mutex> guard(mutex_);
+  if (parked_ && !leader_) {
+    signal_parked();
+  }
+}
+
+void EventLoop::lead_until(const std::function<bool()>& done) {
+  if (unled_.loop != this) return;
+  auto generation = unled_.generation;
+  unled_ = {};
+  std::unique_lock<std::mutex> run(run_mutex_);
+  bool lead = false;
+  {
+    std::lock_guard<std::mutex> guard(mutex_);
+    // Nothing ran since this thread's task (so all in flight is its own),
+    // the loop thread still sleeps off the sockets, and nobody asked for it.
+    lead = generation == generation_ && parked_ && !leader_ && !unpark_ && accepting_ && tasks_.empty();
+    if (lead) leader_ = true;
+  }
+  if (!lead) {
+    run.unlock();
+    unpark();
+    return;
+  }
+  running_ = this;
+  leading_ = true;
+  while (!done()) {
+    // Blocks in epoll until a socket answers, a timer falls due (left to the
+    // loop thread: deferred_timers_) or another thread posts (wakeup_).
+    uv_run(&loop_, UV_RUN_ONCE);
+    ++generation_;
+    if (done() || deferred_timers_) break;
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (loop_wanted_ || !tasks_.empty() || !accepting_) break;
+  }
+  leading_ = false;
+  running_ = nullptr;
+  bool idle_now = idle();
+  if (idle_now) idle_at_ = generation_;
+  bool needed = !idle_now || deferred_timers_ || interest_pending() || timer_before_wake_up();
+  std::lock_guard<std::mutex> guard(mutex_);
+  leader_ = false;
+  needed = needed || loop_wanted_ || !tasks_.empty() || !accepting_;
+  loop_wanted_ = false;
+  if (needed && parked_) {
+    signal_parked();
+  }
 }
 
 TimerQueue::id EventLoop::at(clock::time_point when, std::function<void()> fn) {
@@ -122,6 +235,12 @@ void EventLoop::rearm() {
       &timer_,
       [](uv_timer_t* handle) {
         auto* self = static_cast<EventLoop*>(handle->data);
+        if (self->leading_) {
+          // Timers run on the loop thread only: what they start (renewals,
+          // waits running out) may end in a user's callback.
+          self->deferred_timers_ = true;
+          return;
+        }
         auto now = clock::now();
         while (auto fn = self->timers_.take_next_due(now)) fn();
         self->rearm();
@@ -132,19 +251,36 @@ void EventLoop::rearm() {
 void EventLoop::wake_loop() {
   std::lock_guard<std::mutex> guard(mutex_);
   // Once stopping, stop() itself has woken the loop (and may have closed the handle).
-  if (accepting_) uv_async_send(&wakeup_);
+  if (!accepting_) return;
+  if (parked_) {
+    signal_parked();
+  } else {
+    uv_async_send(&wakeup_);
+  }
 }
 
-bool EventLoop::run_in_place(std::function<void()>& task) {
+bool EventLoop::run_in_place(std::function<void()>& task, bool& quiet) {
+  bool parked = false;
   {
     std::lock_guard<std::mutex> guard(mutex_);
     // A task queued earlier (by this thread too) runs first, on the loop thread.
     if (!accepting_ || !tasks_.empty()) return false;
+    parked = parked_ && !unpark_;
+  }
+  // Nothing in flight but what this thread sent in place just before.
+  bool own = unled_.loop == this && unled_.generation == generation_;
+  quiet = parked && (idle_at_ == generation_ || own);
+  if (unled_.loop != nullptr && unled_.loop != this) {
+    // A wait on another client's loop that this thread will not lead.
+    EventLoop* other = unled_.loop;
+    unled_ = {};
+    other->unpark();
   }
   running_ = this;
   task();
   // The loop thread's prepare/check handles would write this turn's output.
   run_flushes();
+  ++generation_;
   return true;
 }
 
@@ -158,6 +294,15 @@ bool EventLoop::interest_pending() const {
 
 bool EventLoop::loop_needs_waking() {
   if (interest_pending()) return true;
+  {
+    // Sleeping off the sockets, it would not see this task's answer.
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (parked_) return true;
+  }
+  return timer_before_wake_up();
+}
+
+bool EventLoop::timer_before_wake_up() {
   uv_update_time(&loop_);
   int timeout = uv_backend_timeout(&loop_);
   if (timeout == 0) return true;  // callbacks pending, handles closing
@@ -168,6 +313,9 @@ bool EventLoop::loop_needs_waking() {
 }
 
 void EventLoop::drain() {
+  // A caller leading the loop leaves posted tasks to the loop thread, and
+  // hands the loop back at once.
+  if (leading_) return;
   std::deque<std::function<void()>> batch;
   {
     std::lock_guard<std::mutex> guard(mutex_);
@@ -178,6 +326,7 @@ void EventLoop::drain() {
     // The shutdown task ran: close our own handles; uv_run returns once the
     // handles closed by `last_` (connections) have finished closing too.
     timers_.clear();
+    idle_probe_ = nullptr;
     uv_timer_stop(&timer_);
     uv_close(reinterpret_cast<uv_handle_t*>(&timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&wakeup_), nullptr);
@@ -197,20 +346,59 @@ void EventLoop::run() {
   sigaddset(&pipe, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
   running_ = this;
-  // The loop handles what is ready holding run_mutex_, then sleeps outside it
-  // in poll(2) on libuv's epoll descriptor until an event or its next timer.
-  // Callers hand it work through post() (one eventfd write, coalesced by
-  // libuv while a wake-up is pending), or run their task themselves while it
-  // sleeps; it answers through their promises.
+  // The loop handles what is ready holding run_mutex_, then sleeps outside
+  // it: in poll(2) on libuv's epoll descriptor until an event or its next
+  // timer, or, when nothing is in flight that a socket could answer (the
+  // idle probe), on park_fd_ until its next timer, a wake-up or a hang-up. Callers
+  // hand it work through post() (one eventfd write, coalesced by libuv while
+  // a wake-up is pending), or run their task themselves while it sleeps,
+  // and then may wait for their answer on the sockets themselves while it is
+  // parked (lead_until); otherwise it answers through their promises.
   for (;;) {
     int timeout = 0;
+    bool park = false;
     {
       std::lock_guard<std::mutex> guard(run_mutex_);
+      if (deferred_timers_) {
+        deferred_timers_ = false;
+        rearm();
+      }
       if (uv_run(&loop_, UV_RUN_NOWAIT) == 0) break;  // every handle closed: stopped
+      bool queued = false;
+      {
+        std::lock_guard<std::mutex> inner(mutex_);
+        queued = !tasks_.empty();
+      }
+      // Posted while a caller led the loop, whose run took the wake-up.
+      if (queued) drain();
+      ++generation_;
       if (!interest_pending()) timeout = uv_backend_timeout(&loop_);
       sleeps_until_ = timeout < 0 ? -1 : static_cast<std::int64_t>(uv_now(&loop_)) + timeout;
+      if (timeout != 0 && idle()) {
+        idle_at_ = generation_;
+        std::lock_guard<std::mutex> inner(mutex_);
+        park = !unpark_ && accepting_ && tasks_.empty();
+        clear_signal();
+        parked_ = park;
+      }
     }
     if (timeout == 0) continue;
+    if (park) {
+      // Woken by signal_parked(), its next timer, or a socket the server
+      // closed (reconnecting at once, as when it watches them all).
+      epoll_event events[8];
+      ::epoll_wait(park_fd_, events, 8, timeout);
+      std::lock_guard<std::mutex> lock(mutex_);
+      clear_signal();
+      parked_ = false;
+      if (leader_) {
+        // A caller runs the loop: have it hand the loop back (it sees the
+        // wake-up in epoll), then take the next turn once it has.
+        loop_wanted_ = true;
+        uv_async_send(&wakeup_);
+      }
+      continue;
+    }
     pollfd backend{uv_backend_fd(&loop_), POLLIN, 0};
     ::poll(&backend, 1, timeout);  // whatever woke it (EINTR too), the next turn looks
   }
@@ -228,9 +416,12 @@ void EventLoop::stop(std::function<void()> last) {
       stopping_ = true;
     });
     uv_async_send(&wakeup_);
+    signal_parked();
   }
   thread_.join();
   uv_loop_close(&loop_);
+  ::close(park_fd_);
+  ::close(unpark_fd_);
 }
 
 }  // namespace warden::detail

@@ -48,11 +48,12 @@ class EventLoop {
   bool post(std::function<void()> task);
 
   // Marks a stretch of a user thread that only waits for its outcome through
-  // a promise, so no user callback can run from a task run in place.
+  // a promise, so no user callback can run from a task run in place. Leaving
+  // the outermost one settles a wait left unled (see lead_until).
   class CallerWaits {
    public:
     CallerWaits() { ++depth_; }
-    ~CallerWaits() { --depth_; }
+    ~CallerWaits();
     CallerWaits(const CallerWaits&) = delete;
     CallerWaits& operator=(const CallerWaits&) = delete;
 
@@ -60,6 +61,34 @@ class EventLoop {
     friend class EventLoop;
     static thread_local int depth_;
   };
+
+  // Called inside the CallerWaits scope of a task just run in place, by the
+  // thread that waits for its outcome: waits until `done()` is true or the
+  // loop thread is needed, whichever comes first (the caller then waits on
+  // its promise as usual).
+  //
+  // A lone blocking caller need not wake the loop thread at all. When the
+  // loop had nothing else to watch (no command in flight, no subscription,
+  // no acquire waiting: see set_idle_probe), the loop thread sleeps on a
+  // condition variable rather than on the sockets, and the caller that sent
+  // the only command waits for its reply on the sockets itself, running the
+  // loop as the loop thread would. One thread sleeps and wakes per command,
+  // as with a plain blocking client. Timers, tasks posted by other threads
+  // and anything else are left to the loop thread: the caller hands the
+  // loop back as soon as one of them needs running, so no callback but its
+  // own operation's runs on its thread.
+  void lead_until(const std::function<bool()>& done);
+
+  // Loop thread, before anything runs: tells whether the client has nothing
+  // in flight that the sockets could answer (so the loop thread may stop
+  // watching them). Unset: never idle, the loop thread always watches.
+  void set_idle_probe(std::function<bool()> probe);
+  // Loop thread: a connected socket, watched while the loop thread is parked
+  // for the server closing it (EPOLLRDHUP), so a lost connection is noticed
+  // and re-made at once even when nothing is in flight. Unwatched before
+  // it is closed.
+  void watch_hangup(int fd);
+  void unwatch_hangup(int fd);
 
   // True on the loop thread, and on a user thread while it runs a task in place.
   bool in_loop_thread() const { return running_ == this; }
@@ -86,7 +115,13 @@ class EventLoop {
 
  private:
   void run();
-  bool run_in_place(std::function<void()>& task);
+  bool run_in_place(std::function<void()>& task, bool& quiet);
+  bool idle() const { return idle_probe_ && idle_probe_(); }
+  bool timer_before_wake_up();
+  // Wakes the loop thread if it sleeps parked; signal_parked() with mutex_ held.
+  void unpark();
+  void signal_parked();
+  void clear_signal();
   bool interest_pending() const;
   bool loop_needs_waking();
   void wake_loop();
@@ -110,8 +145,36 @@ class EventLoop {
   // When the sleeping loop thread wakes by itself (libuv's clock, ms; -1:
   // never); read under run_mutex_ by a task run in place that set a timer.
   std::int64_t sleeps_until_ = -1;
+  // Counts runs of the loop's callbacks (under run_mutex_). idle_at_ is the
+  // count when the idle probe last said yes: nothing ran since, so nothing
+  // was sent since either.
+  std::uint64_t generation_ = 0;
+  std::uint64_t idle_at_ = ~std::uint64_t{0};
+  std::function<bool()> idle_probe_;
+  // A caller runs the loop (lead_until): timers and tasks that fall due meanwhile
+  // are left for the loop thread (deferred_timers_, tasks_).
+  bool leading_ = false;
+  bool deferred_timers_ = false;
+  // A task run in place that may be led: this thread's, on this loop, at this generation.
+  struct Unled {
+    EventLoop* loop = nullptr;
+    std::uint64_t generation = 0;
+  };
+  static thread_local Unled unled_;
   // Order: run_mutex_ before mutex_.
   std::mutex mutex_;
+  // The loop thread sleeps parked in epoll on park_fd_: unpark_fd_ (an
+  // eventfd, written by signal_parked) and the connections' sockets for
+  // hang-ups only (watch_hangup), never for their answers.
+  int park_fd_ = -1;
+  int unpark_fd_ = -1;
+  // Under mutex_: the loop thread sleeps parked (not on the sockets' answers);
+  // a caller leads; the loop thread asked for the loop back; a wake-up for
+  // the parked loop thread is pending.
+  bool parked_ = false;
+  bool leader_ = false;
+  bool loop_wanted_ = false;
+  bool unpark_ = false;
   std::deque<std::function<void()>> tasks_;
   bool accepting_ = true;
   bool stopping_ = false;

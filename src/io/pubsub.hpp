@@ -69,6 +69,9 @@ class PubSub {
   void leave(std::string_view channel, std::uint64_t waiter, bool pass_wake);
 
   bool subscribed(std::string_view channel) const;
+  // No channel subscribed or waited on, and the connection idle: no message
+  // can come.
+  bool idle() const { return channels_.empty() && owned_.empty() && connection_.idle(); }
 
   // Told when a (S)SUBSCRIBE is answered with MOVED or ASK (a shard channel
   // whose slot moved): the cluster's router learns from it.

@@ -154,6 +154,13 @@ ClientCore::ClientCore(Config config)
     topology_ = std::make_unique<Cluster>(loop_, std::move(options), replica_policy(config_.replica_sync, true),
                                           config_.cluster, config_.command_timeout);
   }
+  // Nothing in flight and no acquire waiting: the I/O thread may stop
+  // watching the sockets, and a lone blocking caller waits for its own
+  // answer (EventLoop::lead_until).
+  loop_.set_idle_probe([this] {
+    const ShutdownHook& head = hooks_;
+    return head.next_ == &head && tracked_.empty() && topology_->idle();
+  });
   loop_.post([this] { topology_->start(); });
 }
 

@@ -65,6 +65,10 @@ Node::Node(EventLoop& loop, const ConnectionOptions& options, ReplicaPolicy repl
 
 Node::~Node() = default;
 
+bool Node::idle() const {
+  return !synced_ && backing_off_.empty() && commands_.idle() && (!pubsub_ || pubsub_->idle());
+}
+
 PubSub& Node::pubsub() {
   if (!pubsub_) {
     pubsub_ = std::make_unique<PubSub>(loop_, subscriber_options(options_), sharded_);

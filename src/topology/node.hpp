@@ -50,6 +50,9 @@ class Node {
   // and every waiter is woken to re-poll. Then as close().
   void retire(const std::string& why);
   bool retired() const { return retired_; }
+  // Nothing in flight on its connections and nobody subscribed (see
+  // Connection::idle); never with replica_sync (WAIT rides on more connections).
+  bool idle() const;
 
   // Connection::send, plus: a reply that says the command did not run
   // (did_not_run: LOADING, BUSY, ...) is not passed on while time is left; the

@@ -26,6 +26,7 @@ class SingleServer final : public Topology {
   const std::string& label() const override { return label_; }
   const char* publish_command() const override { return "publish"; }
   std::uint32_t group_of(std::string_view) const override { return 0; }
+  bool idle() const override { return node_->idle(); }
 
  private:
   std::shared_ptr<Node> node_;

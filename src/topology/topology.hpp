@@ -66,6 +66,10 @@ class Topology {
   // Holds whose keys share a group may be renewed by one script: a script's
   // keys must all live in one cluster slot. 0 for a single server.
   virtual std::uint32_t group_of(std::string_view key) const = 0;
+  // Loop thread: nothing in flight that a server could answer, nobody
+  // subscribed (EventLoop::set_idle_probe). A topology that keeps watches of
+  // its own (a cluster's slot table, Sentinel's switch-master) is never idle.
+  virtual bool idle() const { return false; }
 };
 
 }  // namespace warden::detail

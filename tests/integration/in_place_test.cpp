@@ -1,10 +1,18 @@
 // A blocking call that finds the I/O thread asleep sends its command from the
 // calling thread. The sleeping loop must still honour what that call set up
 // (its deadline timer), and calls must still run in the order they were made.
+// A lone caller also waits for its own answer on the socket (the I/O thread
+// stays parked): callbacks of other threads' calls, timers and a server
+// closing the connection must still be handled, on the I/O thread.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
+#include <mutex>
+#include <set>
+#include <thread>
 
+#include "redis_probe.hpp"
 #include "test_env.hpp"
 
 namespace warden::test {
@@ -95,6 +103,127 @@ TEST(InPlace, ABlockingCallDoesNotOvertakeACallQueuedBeforeIt) {
     ASSERT_FALSE(locked.get_future().get());
     lock.unlock_async(owner).get();
   }
+}
+
+// Where the observer's acquire events ran: a lone caller's answers are read
+// on its own thread (the acquire event is reported where the answer is read).
+TEST(InPlace, ALoneCallerReadsItsOwnAnswers) {
+  RedisServer server;
+  Config config = quiet_config(server);
+  std::atomic<int> on_caller{0};
+  std::atomic<int> elsewhere{0};
+  std::thread::id caller;
+  std::mutex caller_mutex;
+  config.observer.on_acquire = [&](const AcquireEvent&) {
+    std::lock_guard<std::mutex> guard(caller_mutex);
+    (std::this_thread::get_id() == caller ? on_caller : elsewhere) += 1;
+  };
+  Client client{config};
+  Lock lock = client.get_lock("in-place-lead");
+  std::thread worker([&] {
+    {
+      std::lock_guard<std::mutex> guard(caller_mutex);
+      caller = std::this_thread::get_id();
+    }
+    for (int round = 0; round < 50; ++round) {
+      lock.lock();
+      lock.unlock();
+    }
+  });
+  worker.join();
+  EXPECT_EQ(on_caller + elsewhere, 50);
+  // The first calls may find the I/O thread still watching the sockets
+  // (connecting, its first idle turn); after that it stays parked.
+  EXPECT_GE(on_caller.load(), 40) << elsewhere << " acquires answered on the I/O thread";
+}
+
+// A completion callback runs on the I/O thread, never on a user thread that
+// happens to be waiting for its own answer on the sockets at the time.
+TEST(InPlace, AnotherThreadsCallbackNeverRunsOnAWaitingCaller) {
+  RedisServer server;
+  Client client{quiet_config(server)};
+  Lock busy = client.get_lock("in-place-busy");
+  Lock other = client.get_lock("in-place-other");
+  std::atomic<bool> stop{false};
+  std::thread::id caller;
+  std::promise<void> started;
+  std::thread worker([&] {
+    caller = std::this_thread::get_id();
+    started.set_value();
+    while (!stop) {
+      busy.lock();
+      busy.unlock();
+    }
+  });
+  started.get_future().wait();
+  std::set<std::thread::id> ran_on;
+  thread_id owner = new_owner_id();
+  for (int round = 0; round < 200; ++round) {
+    std::promise<std::thread::id> done;
+    other.lock_async(owner, [&done](std::error_code) { done.set_value(std::this_thread::get_id()); });
+    ran_on.insert(done.get_future().get());
+    std::promise<std::thread::id> released;
+    other.unlock_async(owner, [&released](std::error_code) { released.set_value(std::this_thread::get_id()); });
+    ran_on.insert(released.get_future().get());
+  }
+  stop = true;
+  worker.join();
+  EXPECT_EQ(ran_on.count(caller), 0u) << "a callback ran on the thread waiting in lock()";
+  EXPECT_EQ(ran_on.count(std::this_thread::get_id()), 0u);
+  EXPECT_EQ(ran_on.size(), 1u) << "callbacks ran on more than the I/O thread";
+}
+
+// Time is the subject: the watchdog renews a hold every 100 ms while another
+// thread's blocking calls keep the sockets busy with their own answers.
+TEST(InPlace, RenewalsRunWhileACallerWaitsForItsAnswers) {
+  RedisServer server;
+  Config config = quiet_config(server);
+  config.lock_watchdog_timeout = 300ms;
+  std::atomic<int> lost{0};
+  config.observer.on_hold_lost = [&](const HoldLostEvent&) { ++lost; };
+  Client client{config};
+  Lock held = client.get_lock("in-place-held");
+  held.lock();
+  Lock busy = client.get_lock("in-place-busy");
+  auto until = steady_clock::now() + 1500ms;
+  int pairs = 0;
+  while (steady_clock::now() < until) {
+    busy.lock();
+    busy.unlock();
+    ++pairs;
+  }
+  EXPECT_GT(pairs, 0);
+  EXPECT_EQ(lost.load(), 0);
+  RedisProbe probe(server);
+  EXPECT_TRUE(probe.exists("in-place-held")) << "the held lock expired: renewals did not run";
+  EXPECT_TRUE(held.is_held_by_thread(current_thread_id()));
+  held.unlock();
+}
+
+// With nothing in flight the I/O thread does not read the sockets, but it
+// still notices the server closing one and reconnects at once, not at the
+// next health probe (an hour away here) or the next command.
+TEST(InPlace, AConnectionClosedWhileIdleIsNoticedAtOnce) {
+  RedisServer server;
+  Config config = quiet_config(server);
+  Event command_down;
+  Event command_up_again;
+  config.observer.on_connection = [&](const ConnectionEvent& event) {
+    if (event.role != connection_role::command) return;
+    if (event.state == connection_state::down) command_down.set();
+    if (event.state == connection_state::up && event.reconnect) command_up_again.set();
+  };
+  Client client{config};
+  Lock lock = client.get_lock("in-place-closed");
+  ASSERT_TRUE(lock.try_lock());
+  lock.unlock();
+  let_the_loop_fall_asleep(config);
+  RedisProbe probe(server);
+  probe.command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+  EXPECT_TRUE(command_down.wait_for(2s)) << "the closed connection went unnoticed";
+  EXPECT_TRUE(command_up_again.wait_for(2s));
+  EXPECT_TRUE(lock.try_lock());
+  lock.unlock();
 }
 
 }  // namespace
