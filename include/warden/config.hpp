@@ -18,9 +18,10 @@ namespace warden {
 enum class log_level { debug, info, warning, error };
 
 // Called on the Client's I/O thread, and on a thread inside a blocking call
-// (which may send its own command while the I/O thread sleeps, and reports a
-// failed unlock() itself); it must be thread-safe, must not block and must
-// not call back into blocking warden functions. What it throws is ignored.
+// (which may send its own command and read its answer while the I/O thread
+// sleeps, and reports a failed unlock() itself); it must be thread-safe, must
+// not block and must not call back into blocking warden functions. What it
+// throws is ignored.
 using logger = std::function<void(log_level, std::string_view message)>;
 
 // Oldest TLS version a connection accepts.

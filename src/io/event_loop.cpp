@@ -13,6 +13,43 @@
 
 namespace warden::detail {
 
+namespace {
+
+// A write to a server that went away raises SIGPIPE, whose default action
+// ends the process. The loop thread blocks it for good; a user thread running
+// the loop (a task in place, lead_until) blocks it meanwhile, and takes back
+// one raised meanwhile before unblocking, so write(2) reports EPIPE instead.
+class PipeSignalBlocked {
+ public:
+  PipeSignalBlocked() {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, &before_);
+  }
+  ~PipeSignalBlocked() {
+    // Blocked already: the thread's own choice, left as it was.
+    if (sigismember(&before_, SIGPIPE)) return;
+    sigset_t pending;
+    sigemptyset(&pending);
+    if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      timespec none{0, 0};
+      sigtimedwait(&pipe, nullptr, &none);
+    }
+    pthread_sigmask(SIG_SETMASK, &before_, nullptr);
+  }
+  PipeSignalBlocked(const PipeSignalBlocked&) = delete;
+  PipeSignalBlocked& operator=(const PipeSignalBlocked&) = delete;
+
+ private:
+  sigset_t before_;
+};
+
+}  // namespace
+
 thread_local int EventLoop::CallerWaits::depth_ = 0;
 thread_local const EventLoop* EventLoop::running_ = nullptr;
 thread_local EventLoop::Unled EventLoop::unled_;
@@ -155,15 +192,29 @@ void EventLoop::lead_until(const std::function<bool()>& done) {
   }
   running_ = this;
   leading_ = true;
-  while (!done()) {
-    // Blocks in epoll until a socket answers, a timer falls due (left to the
-    // loop thread: deferred_timers_) or another thread posts (wakeup_).
-    uv_run(&loop_, UV_RUN_ONCE);
-    ++generation_;
-    if (done() || deferred_timers_) break;
-    std::lock_guard<std::mutex> guard(mutex_);
-    if (loop_wanted_ || !tasks_.empty() || !accepting_) break;
+  try {
+    PipeSignalBlocked no_sigpipe;
+    // libuv's clock stood still while the loop thread was parked: deadlines
+    // set from here must count from now.
+    uv_update_time(&loop_);
+    while (!done()) {
+      // Blocks in epoll until a socket answers, a timer falls due (left to
+      // the loop thread: deferred_timers_) or another thread posts (wakeup_).
+      uv_run(&loop_, UV_RUN_ONCE);
+      ++generation_;
+      if (done() || deferred_timers_) break;
+      std::lock_guard<std::mutex> guard(mutex_);
+      if (loop_wanted_ || !tasks_.empty() || !accepting_) break;
+    }
+  } catch (...) {
+    // Whatever a callback threw, the loop goes back to its thread.
+    hand_back();
+    throw;
   }
+  hand_back();
+}
+
+void EventLoop::hand_back() {
   leading_ = false;
   running_ = nullptr;
   bool idle_now = idle();
@@ -176,6 +227,7 @@ void EventLoop::lead_until(const std::function<bool()>& done) {
   if (needed && parked_) {
     signal_parked();
   }
+  // run_mutex_ is the caller's unique_lock, released as lead_until returns.
 }
 
 TimerQueue::id EventLoop::at(clock::time_point when, std::function<void()> fn) {
@@ -238,7 +290,9 @@ void EventLoop::rearm() {
         if (self->leading_) {
           // Timers run on the loop thread only: what they start (renewals,
           // waits running out) may end in a user's callback.
+          // uv_run must not then block in epoll for want of a timer.
           self->deferred_timers_ = true;
+          uv_stop(self->uv());
           return;
         }
         auto now = clock::now();
@@ -277,6 +331,10 @@ bool EventLoop::run_in_place(std::function<void()>& task, bool& quiet) {
     other->unpark();
   }
   running_ = this;
+  PipeSignalBlocked no_sigpipe;
+  // The loop thread may have been parked for long: a deadline set by the
+  // task counts from now, not from libuv's last look at the clock.
+  uv_update_time(&loop_);
   task();
   // The loop thread's prepare/check handles would write this turn's output.
   run_flushes();

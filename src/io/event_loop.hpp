@@ -69,8 +69,8 @@ class EventLoop {
   //
   // A lone blocking caller need not wake the loop thread at all. When the
   // loop had nothing else to watch (no command in flight, no subscription,
-  // no acquire waiting: see set_idle_probe), the loop thread sleeps on a
-  // condition variable rather than on the sockets, and the caller that sent
+  // no acquire waiting: see set_idle_probe), the loop thread sleeps parked
+  // (watching the sockets for hang-ups only), and the caller that sent
   // the only command waits for its reply on the sockets itself, running the
   // loop as the loop thread would. One thread sleeps and wakes per command,
   // as with a plain blocking client. Timers, tasks posted by other threads
@@ -92,6 +92,9 @@ class EventLoop {
 
   // True on the loop thread, and on a user thread while it runs a task in place.
   bool in_loop_thread() const { return running_ == this; }
+  // True on a user thread running the loop in lead_until: what would call a
+  // user's callback from here posts it to the loop thread instead.
+  bool led_here() const { return running_ == this && leading_; }
 
   // Loop thread only.
   uv_loop_t* uv() { return &loop_; }
@@ -118,6 +121,9 @@ class EventLoop {
   bool run_in_place(std::function<void()>& task, bool& quiet);
   bool idle() const { return idle_probe_ && idle_probe_(); }
   bool timer_before_wake_up();
+  // lead_until's end, run_mutex_ still held: the loop thread takes over
+  // whatever the caller leaves.
+  void hand_back();
   // Wakes the loop thread if it sleeps parked; signal_parked() with mutex_ held.
   void unpark();
   void signal_parked();

@@ -757,9 +757,15 @@ void LockCore::send_release(thread_id owner, clock::time_point deadline, release
         bool believed = holds.count(*self, owner) > 0;
         auto failed = [&](std::error_code error, const std::string& text) {
           holds.forget(*self, owner);
-          if (believed) self->notify_lost(LockLost{self->name_key(), owner, error, text});
-          report_release(*self, owner, sent, error, false);
-          done(error, text);
+          auto finish = [self, owner, sent, believed, error, text, done] {
+            if (believed) self->notify_lost(LockLost{self->name_key(), owner, error, text});
+            report_release(*self, owner, sent, error, false);
+            done(error, text);
+          };
+          // Listeners run on the I/O thread, and before the release reports
+          // back: an unlock() that read this answer itself hands it all over.
+          if (believed && self->client_->loop().led_here() && self->client_->post(finish)) return;
+          finish();
         };
         if (response.error) {
           return failed(response.error, self->message(fmt::format("release of {} failed, the hold is no longer "
@@ -868,6 +874,12 @@ std::uint64_t LockCore::add_lost_listener(std::function<void(const LockLost&)> l
 void LockCore::remove_lost_listener(std::uint64_t token) { lost_listeners_.remove(token); }
 
 void LockCore::notify_lost(const LockLost& event) const {
+  if (client_->loop().led_here()) {
+    // A caller waiting for its own answer read this (its unlock() found the
+    // hold gone): listeners run on the I/O thread, which the caller hands
+    // the loop to as soon as this is queued.
+    if (client_->post([self = shared_from_this(), event] { self->notify_lost(event); })) return;
+  }
   client_->log(log_level::warning, event.message);
   report_hold_lost(*this, event.owner, event.cause, event.message);
   lost_listeners_.notify(event, [client = client_](log_level level, const std::string& text) { client->log(level, text); });

@@ -226,5 +226,56 @@ TEST(InPlace, AConnectionClosedWhileIdleIsNoticedAtOnce) {
   lock.unlock();
 }
 
+// Time is the subject: a client used rarely. The I/O thread has been parked
+// for longer than command_timeout when the call comes; its deadline must
+// still count from the call, and fire though the caller waits itself.
+TEST(InPlace, ADeadlineSetAfterALongIdleStillFires) {
+  RedisServer server;
+  Config config = quiet_config(server);
+  Client client{config};
+  Lock lock = client.get_lock("in-place-long-idle");
+  ASSERT_TRUE(lock.try_lock());
+  lock.unlock();
+  std::this_thread::sleep_for(config.command_timeout * 6);
+
+  server.pause();
+  auto started = steady_clock::now();
+  auto attempt = std::async(std::launch::async, [&]() -> std::error_code {
+    try {
+      lock.try_lock();
+      return {};
+    } catch (const Error& error) {
+      return error.code();
+    }
+  });
+  auto status = attempt.wait_for(10s);
+  auto took = steady_clock::now() - started;
+  server.resume();
+  ASSERT_EQ(status, std::future_status::ready) << "the command deadline never fired";
+  EXPECT_EQ(attempt.get(), errc::timed_out);
+  EXPECT_LT(took, 3s);
+}
+
+// unlock() of a hold whose key was deleted behind the client's back tells
+// the lost-lock listeners, on the I/O thread, before unlock() returns.
+TEST(InPlace, AHoldFoundLostByUnlockIsReportedOnTheIoThreadFirst) {
+  RedisServer server;
+  Client client{quiet_config(server)};
+  RedisProbe probe(server);
+  Lock lock = client.get_lock("in-place-lost");
+  std::atomic<int> on_caller{0};
+  std::atomic<int> elsewhere{0};
+  auto caller = std::this_thread::get_id();
+  auto watch = lock.subscribe_lost(
+      [&](const LockLost&) { (std::this_thread::get_id() == caller ? on_caller : elsewhere) += 1; });
+  for (int round = 1; round <= 5; ++round) {
+    lock.lock();
+    probe.command({"DEL", "in-place-lost"});
+    lock.unlock();
+    EXPECT_EQ(on_caller + elsewhere, round) << "unlock() returned before the listener ran";
+  }
+  EXPECT_EQ(on_caller.load(), 0) << "a listener ran on the thread in unlock()";
+}
+
 }  // namespace
 }  // namespace warden::test

@@ -1334,7 +1334,8 @@ int main(int argc, char** argv) {
   if (!args.empty() && args[0] == "--sentinel") where = topology::sentinel;
   if (where != topology::single) args.erase(args.begin());
   const std::vector<std::string> replicated_kinds{"lock", "fair", "fenced", "spin", "rwlock"};
-  if (args.empty() || args.size() > 2 ||
+  const std::vector<std::string> kinds{"lock", "fair", "fenced", "spin", "rwlock", "redlock", "control"};
+  if (args.empty() || args.size() > 2 || std::find(kinds.begin(), kinds.end(), args[0]) == kinds.end() ||
       (where != topology::single &&
        std::find(replicated_kinds.begin(), replicated_kinds.end(), args[0]) == replicated_kinds.end())) {
     std::cerr << "usage: warden-torture lock|fair|fenced|spin|rwlock|redlock|control [SECONDS]\n"
