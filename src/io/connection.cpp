@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <functional>
@@ -233,7 +236,7 @@ void Connection::on_transport_connected(int status) {
   }
   uv_os_fd_t fd = -1;
   if (uv_fileno(socket_->as_handle(), &fd) == 0) {
-    watched_fd_ = fd;
+    socket_fd_ = fd;
     loop_.watch_hangup(fd);
   }
   start_session();
@@ -443,7 +446,8 @@ bool Connection::send_subscription(const std::vector<std::string>& argv) {
 }
 
 void Connection::flush_output() {
-  if (socket_ == nullptr || !socket_->handle_open) return;
+  // Nothing is queued for a socket still connecting; it is flushed once up.
+  if (socket_ == nullptr || !socket_->handle_open || socket_fd_ < 0) return;
   if (tls_) {
     if (!plain_out_.empty()) {
       if (auto error = tls_->send(plain_out_.data(), plain_out_.size())) {
@@ -462,12 +466,15 @@ void Connection::flush_output() {
   }
   if (write_in_progress_ || wire_out_.empty()) return;
   // Most writes complete at once: try that first, and hand libuv only what
-  // the socket could not take.
-  uv_buf_t buffer = uv_buf_init(wire_out_.data(), static_cast<unsigned>(wire_out_.size()));
-  int written = uv_try_write(socket_->stream(), &buffer, 1);
-  if (written == UV_EAGAIN) written = 0;
+  // the socket could not take. send(2) with MSG_NOSIGNAL: a user thread
+  // writing in place must not get SIGPIPE from a server that went away.
+  ssize_t written = -1;
+  do {
+    written = ::send(socket_fd_, wire_out_.data(), wire_out_.size(), MSG_NOSIGNAL);
+  } while (written < 0 && errno == EINTR);
+  if (written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) written = 0;
   if (written < 0) {
-    drop(make_error_code(errc::connection_lost), uv_strerror(written));
+    drop(make_error_code(errc::connection_lost), uv_error_text(uv_translate_sys_error(errno)));
     return;
   }
   if (static_cast<std::size_t>(written) == wire_out_.size()) {
@@ -479,8 +486,11 @@ void Connection::flush_output() {
   wire_out_.clear();
   trim(wire_out_);
   write_in_progress_ = true;
+  // libuv writes the rest with write(2), from here and from whichever thread
+  // runs the loop when the socket can take more.
+  loop_.shield_pipe_signal();
   socket_->write_request.data = socket_;
-  buffer = uv_buf_init(writing_.data(), static_cast<unsigned>(writing_.size()));
+  uv_buf_t buffer = uv_buf_init(writing_.data(), static_cast<unsigned>(writing_.size()));
   int rc = uv_write(&socket_->write_request, socket_->stream(), &buffer, 1, [](uv_write_t* request, int status) {
     auto* socket = static_cast<Socket*>(request->data);
     if (socket->owner != nullptr) socket->owner->on_written(status);
@@ -611,9 +621,9 @@ void Connection::health_tick() {
 
 void Connection::release_socket() {
   loop_.cancel_flush(this);
-  if (watched_fd_ >= 0) {
-    loop_.unwatch_hangup(watched_fd_);
-    watched_fd_ = -1;
+  if (socket_fd_ >= 0) {
+    loop_.unwatch_hangup(socket_fd_);
+    socket_fd_ = -1;
   }
   if (socket_ != nullptr) {
     Socket* socket = socket_;

@@ -161,7 +161,7 @@ class Connection : private Flushable {
   LinkState link_;
   LinkProtocol protocol_;
   Socket* socket_ = nullptr;  // the current attempt's socket; owned until closed
-  int watched_fd_ = -1;       // its descriptor, watched for hang-ups (EventLoop::watch_hangup)
+  int socket_fd_ = -1;        // its descriptor: written with send(2), watched for hang-ups (EventLoop::watch_hangup)
   std::unique_ptr<TlsSession> tls_;
   bool transport_up_ = false;  // connected, TLS (if any) established
   std::string plain_out_;      // encoded commands not yet handed to TLS / the socket

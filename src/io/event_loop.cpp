@@ -16,37 +16,44 @@ namespace warden::detail {
 namespace {
 
 // A write to a server that went away raises SIGPIPE, whose default action
-// ends the process. The loop thread blocks it for good; a user thread running
-// the loop (a task in place, lead_until) blocks it meanwhile, and takes back
-// one raised meanwhile before unblocking, so write(2) reports EPIPE instead.
-class PipeSignalBlocked {
- public:
-  PipeSignalBlocked() {
+// ends the process. The loop thread blocks it for good. Connections write
+// with send(MSG_NOSIGNAL); only when libuv must write the rest of a write
+// (its write(2)), on a user thread running the loop (a task in place,
+// lead_until), is the signal blocked there (shield_pipe_signal), until the
+// thread leaves its outermost CallerWaits scope, taking back one raised
+// meanwhile before unblocking: write(2) reports EPIPE.
+struct PipeSignal {
+  bool blocked_here = false;
+  sigset_t before;
+
+  static sigset_t only_pipe() {
     sigset_t pipe;
     sigemptyset(&pipe);
     sigaddset(&pipe, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe, &before_);
+    return pipe;
   }
-  ~PipeSignalBlocked() {
+  void block() {
+    if (blocked_here) return;
+    sigset_t pipe = only_pipe();
+    pthread_sigmask(SIG_BLOCK, &pipe, &before);
+    blocked_here = true;
+  }
+  void restore() {
+    if (!blocked_here) return;
+    blocked_here = false;
     // Blocked already: the thread's own choice, left as it was.
-    if (sigismember(&before_, SIGPIPE)) return;
+    if (sigismember(&before, SIGPIPE)) return;
     sigset_t pending;
     sigemptyset(&pending);
     if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
-      sigset_t pipe;
-      sigemptyset(&pipe);
-      sigaddset(&pipe, SIGPIPE);
+      sigset_t pipe = only_pipe();
       timespec none{0, 0};
       sigtimedwait(&pipe, nullptr, &none);
     }
-    pthread_sigmask(SIG_SETMASK, &before_, nullptr);
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
   }
-  PipeSignalBlocked(const PipeSignalBlocked&) = delete;
-  PipeSignalBlocked& operator=(const PipeSignalBlocked&) = delete;
-
- private:
-  sigset_t before_;
 };
+thread_local PipeSignal pipe_signal;
 
 }  // namespace
 
@@ -89,7 +96,9 @@ EventLoop::~EventLoop() {
 }
 
 EventLoop::CallerWaits::~CallerWaits() {
-  if (--depth_ > 0 || unled_.loop == nullptr) return;
+  if (--depth_ > 0) return;
+  pipe_signal.restore();
+  if (unled_.loop == nullptr) return;
   // A task ran in place for a wait nobody led: let the loop thread watch for
   // its answer.
   EventLoop* loop = unled_.loop;
@@ -160,6 +169,10 @@ void EventLoop::watch_hangup(int fd) {
 
 void EventLoop::unwatch_hangup(int fd) { ::epoll_ctl(park_fd_, EPOLL_CTL_DEL, fd, nullptr); }
 
+void EventLoop::shield_pipe_signal() {
+  if (CallerWaits::depth_ > 0) pipe_signal.block();
+}
+
 void EventLoop::set_idle_probe(std::function<bool()> probe) {
   std::lock_guard<std::mutex> guard(run_mutex_);
   idle_probe_ = std::move(probe);
@@ -193,7 +206,6 @@ void EventLoop::lead_until(const std::function<bool()>& done) {
   running_ = this;
   leading_ = true;
   try {
-    PipeSignalBlocked no_sigpipe;
     // libuv's clock stood still while the loop thread was parked: deadlines
     // set from here must count from now.
     uv_update_time(&loop_);
@@ -331,7 +343,6 @@ bool EventLoop::run_in_place(std::function<void()>& task, bool& quiet) {
     other->unpark();
   }
   running_ = this;
-  PipeSignalBlocked no_sigpipe;
   // The loop thread may have been parked for long: a deadline set by the
   // task counts from now, not from libuv's last look at the clock.
   uv_update_time(&loop_);

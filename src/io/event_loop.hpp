@@ -83,6 +83,10 @@ class EventLoop {
   // in flight that the sockets could answer (so the loop thread may stop
   // watching them). Unset: never idle, the loop thread always watches.
   void set_idle_probe(std::function<bool()> probe);
+  // Under the loop: libuv is about to write(2) on this thread. A user
+  // thread blocks SIGPIPE until its blocking call ends (the loop thread
+  // blocks it for good).
+  void shield_pipe_signal();
   // Loop thread: a connected socket, watched while the loop thread is parked
   // for the server closing it (EPOLLRDHUP), so a lost connection is noticed
   // and re-made at once even when nothing is in flight. Unwatched before
