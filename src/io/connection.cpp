@@ -472,9 +472,10 @@ void Connection::flush_output() {
   do {
     written = ::send(socket_fd_, wire_out_.data(), wire_out_.size(), MSG_NOSIGNAL);
   } while (written < 0 && errno == EINTR);
-  if (written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) written = 0;
+  int error = written < 0 ? errno : 0;
+  if (error == EAGAIN || error == EWOULDBLOCK) written = 0;
   if (written < 0) {
-    drop(make_error_code(errc::connection_lost), uv_error_text(uv_translate_sys_error(errno)));
+    drop(make_error_code(errc::connection_lost), uv_error_text(uv_translate_sys_error(error)));
     return;
   }
   if (static_cast<std::size_t>(written) == wire_out_.size()) {

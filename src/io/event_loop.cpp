@@ -7,53 +7,16 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-
 #include <algorithm>
 #include <stdexcept>
+
+#include "io/pipe_signal.hpp"
 
 namespace warden::detail {
 
 namespace {
 
-// A write to a server that went away raises SIGPIPE, whose default action
-// ends the process. The loop thread blocks it for good. Connections write
-// with send(MSG_NOSIGNAL); only when libuv must write the rest of a write
-// (its write(2)), on a user thread running the loop (a task in place,
-// lead_until), is the signal blocked there (shield_pipe_signal), until the
-// thread leaves its outermost CallerWaits scope, taking back one raised
-// meanwhile before unblocking: write(2) reports EPIPE.
-struct PipeSignal {
-  bool blocked_here = false;
-  sigset_t before;
-
-  static sigset_t only_pipe() {
-    sigset_t pipe;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    return pipe;
-  }
-  void block() {
-    if (blocked_here) return;
-    sigset_t pipe = only_pipe();
-    pthread_sigmask(SIG_BLOCK, &pipe, &before);
-    blocked_here = true;
-  }
-  void restore() {
-    if (!blocked_here) return;
-    blocked_here = false;
-    // Blocked already: the thread's own choice, left as it was.
-    if (sigismember(&before, SIGPIPE)) return;
-    sigset_t pending;
-    sigemptyset(&pending);
-    if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
-      sigset_t pipe = only_pipe();
-      timespec none{0, 0};
-      sigtimedwait(&pipe, nullptr, &none);
-    }
-    pthread_sigmask(SIG_SETMASK, &before, nullptr);
-  }
-};
-thread_local PipeSignal pipe_signal;
+thread_local PipeSignalShield pipe_signal;
 
 }  // namespace
 
@@ -97,7 +60,7 @@ EventLoop::~EventLoop() {
 
 EventLoop::CallerWaits::~CallerWaits() {
   if (--depth_ > 0) return;
-  pipe_signal.restore();
+  pipe_signal.lift();
   if (unled_.loop == nullptr) return;
   // A task ran in place for a wait nobody led: let the loop thread watch for
   // its answer.
@@ -170,7 +133,7 @@ void EventLoop::watch_hangup(int fd) {
 void EventLoop::unwatch_hangup(int fd) { ::epoll_ctl(park_fd_, EPOLL_CTL_DEL, fd, nullptr); }
 
 void EventLoop::shield_pipe_signal() {
-  if (CallerWaits::depth_ > 0) pipe_signal.block();
+  if (CallerWaits::depth_ > 0) pipe_signal.raise_shield();
 }
 
 void EventLoop::set_idle_probe(std::function<bool()> probe) {

@@ -6,6 +6,7 @@
 // closing the connection must still be handled, on the I/O thread.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <mutex>
@@ -34,15 +35,8 @@ Config quiet_config(const RedisServer& server) {
 // passed, the I/O thread has no timer due before the hour is up and sleeps.
 void let_the_loop_fall_asleep(const Config& config) { std::this_thread::sleep_for(config.command_timeout + 200ms); }
 
-TEST(InPlace, ADeadlineSetWhileTheLoopSleepsStillFires) {
-  RedisServer server;
-  Config config = quiet_config(server);
-  Client client{config};
-  Lock lock = client.get_lock("in-place-deadline");
-  ASSERT_TRUE(lock.try_lock());
-  lock.unlock();
-  let_the_loop_fall_asleep(config);
-
+// With the server paused, try_lock() must end by its command deadline.
+void expect_try_lock_times_out_while_paused(RedisServer& server, Lock& lock) {
   server.pause();
   auto started = steady_clock::now();
   auto attempt = std::async(std::launch::async, [&]() -> std::error_code {
@@ -53,14 +47,26 @@ TEST(InPlace, ADeadlineSetWhileTheLoopSleepsStillFires) {
       return error.code();
     }
   });
-  // Unanswered, the command's only way out is its deadline timer, which the
-  // calling thread set while the loop slept until the next hour.
   auto status = attempt.wait_for(10s);
   auto took = steady_clock::now() - started;
   server.resume();
   ASSERT_EQ(status, std::future_status::ready) << "the command deadline never fired";
   EXPECT_EQ(attempt.get(), errc::timed_out);
   EXPECT_LT(took, 3s);
+}
+
+TEST(InPlace, ADeadlineSetWhileTheLoopSleepsStillFires) {
+  RedisServer server;
+  Config config = quiet_config(server);
+  Client client{config};
+  Lock lock = client.get_lock("in-place-deadline");
+  ASSERT_TRUE(lock.try_lock());
+  lock.unlock();
+  let_the_loop_fall_asleep(config);
+
+  // Unanswered, the command's only way out is its deadline timer, which the
+  // calling thread set while the loop slept until the next hour.
+  expect_try_lock_times_out_while_paused(server, lock);
 }
 
 TEST(InPlace, ABoundedWaitStartedWhileTheLoopSleepsEndsAtItsBound) {
@@ -108,7 +114,9 @@ TEST(InPlace, ABlockingCallDoesNotOvertakeACallQueuedBeforeIt) {
 // Where the observer's acquire events ran: a lone caller's answers are read
 // on its own thread (the acquire event is reported where the answer is read).
 // A call that finds the I/O thread still busy (connecting, its last turn not
-// yet over on a loaded machine) leaves the answer to it; most do not.
+// yet over on a loaded machine) leaves the answer to it; most do not: in
+// some window of 50 pairs (up to 20 windows, for a loaded machine), at least
+// 40 are read by the caller.
 TEST(InPlace, ALoneCallerReadsItsOwnAnswers) {
   RedisServer server;
   Config config = quiet_config(server);
@@ -122,20 +130,27 @@ TEST(InPlace, ALoneCallerReadsItsOwnAnswers) {
   };
   Client client{config};
   Lock lock = client.get_lock("in-place-lead");
+  constexpr int window = 50;
   int pairs = 0;
+  int best = 0;
   std::thread worker([&] {
     {
       std::lock_guard<std::mutex> guard(caller_mutex);
       caller = std::this_thread::get_id();
     }
-    for (; pairs < 1000 && on_caller < 20; ++pairs) {
-      lock.lock();
-      lock.unlock();
+    for (int round = 0; round < 20 && best < 40; ++round) {
+      int before = on_caller;
+      for (int i = 0; i < window; ++i, ++pairs) {
+        lock.lock();
+        lock.unlock();
+      }
+      best = std::max(best, on_caller - before);
     }
   });
   worker.join();
   EXPECT_EQ(on_caller + elsewhere, pairs);
-  EXPECT_GE(on_caller.load(), 20) << elsewhere << " of " << pairs << " acquires answered on the I/O thread";
+  EXPECT_GE(best, 40) << "at best " << best << " of " << window << " acquires in a row read by the caller; "
+                      << elsewhere << " of " << pairs << " answered on the I/O thread";
 }
 
 // A completion callback runs on the I/O thread, never on a user thread that
@@ -239,22 +254,7 @@ TEST(InPlace, ADeadlineSetAfterALongIdleStillFires) {
   lock.unlock();
   std::this_thread::sleep_for(config.command_timeout * 6);
 
-  server.pause();
-  auto started = steady_clock::now();
-  auto attempt = std::async(std::launch::async, [&]() -> std::error_code {
-    try {
-      lock.try_lock();
-      return {};
-    } catch (const Error& error) {
-      return error.code();
-    }
-  });
-  auto status = attempt.wait_for(10s);
-  auto took = steady_clock::now() - started;
-  server.resume();
-  ASSERT_EQ(status, std::future_status::ready) << "the command deadline never fired";
-  EXPECT_EQ(attempt.get(), errc::timed_out);
-  EXPECT_LT(took, 3s);
+  expect_try_lock_times_out_while_paused(server, lock);
 }
 
 // unlock() of a hold whose key was deleted behind the client's back tells
