@@ -152,9 +152,12 @@ void EventLoop::lead_until(const std::function<bool()>& done) {
   if (unled_.loop != this) return;
   auto generation = unled_.generation;
   unled_ = {};
-  std::unique_lock<std::mutex> run(run_mutex_);
+  // Never waits for the loop: a loop thread holding it is awake and reads
+  // the answer itself, and waiting here would order the loop's mutex after
+  // whatever mutexes the caller holds (which callbacks may take).
+  std::unique_lock<std::mutex> run(run_mutex_, std::try_to_lock);
   bool lead = false;
-  {
+  if (run.owns_lock()) {
     std::lock_guard<std::mutex> guard(mutex_);
     // Nothing ran since this thread's task (so all in flight is its own),
     // the loop thread still sleeps off the sockets, and nobody asked for it.
@@ -162,7 +165,7 @@ void EventLoop::lead_until(const std::function<bool()>& done) {
     if (lead) leader_ = true;
   }
   if (!lead) {
-    run.unlock();
+    if (run.owns_lock()) run.unlock();
     unpark();
     return;
   }
