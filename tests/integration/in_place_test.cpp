@@ -55,18 +55,22 @@ void expect_try_lock_times_out_while_paused(RedisServer& server, Lock& lock) {
   EXPECT_LT(took, 3s);
 }
 
-TEST(InPlace, ADeadlineSetWhileTheLoopSleepsStillFires) {
+// A try_lock() after idling (no call), on a paused server: unanswered,
+// its only way out is its deadline timer, set by the calling thread while
+// the loop thread slept.
+void expect_a_deadline_after_idling(const std::string& name, void (*idle)(const Config&)) {
   RedisServer server;
   Config config = quiet_config(server);
   Client client{config};
-  Lock lock = client.get_lock("in-place-deadline");
+  Lock lock = client.get_lock(name);
   ASSERT_TRUE(lock.try_lock());
   lock.unlock();
-  let_the_loop_fall_asleep(config);
-
-  // Unanswered, the command's only way out is its deadline timer, which the
-  // calling thread set while the loop slept until the next hour.
+  idle(config);
   expect_try_lock_times_out_while_paused(server, lock);
+}
+
+TEST(InPlace, ADeadlineSetWhileTheLoopSleepsStillFires) {
+  expect_a_deadline_after_idling("in-place-deadline", let_the_loop_fall_asleep);
 }
 
 TEST(InPlace, ABoundedWaitStartedWhileTheLoopSleepsEndsAtItsBound) {
@@ -246,15 +250,9 @@ TEST(InPlace, AConnectionClosedWhileIdleIsNoticedAtOnce) {
 // for longer than command_timeout when the call comes; its deadline must
 // still count from the call, and fire though the caller waits itself.
 TEST(InPlace, ADeadlineSetAfterALongIdleStillFires) {
-  RedisServer server;
-  Config config = quiet_config(server);
-  Client client{config};
-  Lock lock = client.get_lock("in-place-long-idle");
-  ASSERT_TRUE(lock.try_lock());
-  lock.unlock();
-  std::this_thread::sleep_for(config.command_timeout * 6);
-
-  expect_try_lock_times_out_while_paused(server, lock);
+  expect_a_deadline_after_idling("in-place-long-idle", [](const Config& config) {
+    std::this_thread::sleep_for(config.command_timeout * 6);
+  });
 }
 
 // unlock() of a hold whose key was deleted behind the client's back tells

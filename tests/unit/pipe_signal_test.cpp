@@ -12,25 +12,25 @@
 namespace warden::detail {
 namespace {
 
-sigset_t only_pipe() {
-  sigset_t pipe;
-  sigemptyset(&pipe);
-  sigaddset(&pipe, SIGPIPE);
-  return pipe;
+sigset_t set_of(int signal) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, signal);
+  return set;
 }
 
-bool blocked() {
+// In this thread's mask / pending for this thread or the process.
+bool blocked(int signal = SIGPIPE) {
   sigset_t mask;
   sigemptyset(&mask);
   pthread_sigmask(SIG_BLOCK, nullptr, &mask);
-  return sigismember(&mask, SIGPIPE) == 1;
+  return sigismember(&mask, signal) == 1;
 }
-
-bool pending() {
+bool pending(int signal = SIGPIPE) {
   sigset_t set;
   sigemptyset(&set);
   sigpending(&set);
-  return sigismember(&set, SIGPIPE) == 1;
+  return sigismember(&set, signal) == 1;
 }
 
 // Each case runs on a thread of its own: the masks it changes die with it.
@@ -69,7 +69,7 @@ TEST(PipeSignalShield, RaisingTwiceNeedsOneLift) {
 
 TEST(PipeSignalShield, AThreadThatBlockedTheSignalItselfKeepsItBlocked) {
   on_a_fresh_thread([] {
-    sigset_t pipe = only_pipe();
+    sigset_t pipe = set_of(SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     PipeSignalShield shield;
     shield.raise_shield();
@@ -84,7 +84,7 @@ TEST(PipeSignalShield, AThreadThatBlockedTheSignalItselfKeepsItBlocked) {
 
 TEST(PipeSignalShield, ASignalPendingBeforeTheShieldIsLeftToTheThread) {
   on_a_fresh_thread([] {
-    sigset_t pipe = only_pipe();
+    sigset_t pipe = set_of(SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     pthread_kill(pthread_self(), SIGPIPE);
     PipeSignalShield shield;
@@ -101,15 +101,10 @@ TEST(PipeSignalShield, TheRestOfTheMaskIsTheThreads) {
   on_a_fresh_thread([] {
     PipeSignalShield shield;
     shield.raise_shield();
-    sigset_t usr;
-    sigemptyset(&usr);
-    sigaddset(&usr, SIGUSR1);
+    sigset_t usr = set_of(SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &usr, nullptr);  // a callback's own change while shielded
     shield.lift();
-    sigset_t mask;
-    sigemptyset(&mask);
-    pthread_sigmask(SIG_BLOCK, nullptr, &mask);
-    EXPECT_EQ(sigismember(&mask, SIGUSR1), 1);
+    EXPECT_TRUE(blocked(SIGUSR1));
     EXPECT_FALSE(blocked());
   });
 }
