@@ -43,9 +43,11 @@ std::future<T> submit(const std::shared_ptr<LockCore>& core, Op op) {
   return future;
 }
 
+// Inside the CallerWaits scope of a call that just started its operation:
+// the caller may read the answer to `future` itself (EventLoop::lead_until).
 template <class T>
-bool is_ready(const std::future<T>& future) {
-  return future.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+void lead_until_ready(EventLoop& loop, const std::future<T>& future) {
+  loop.lead_until([&future] { return future.wait_for(std::chrono::seconds(0)) == std::future_status::ready; });
 }
 
 // A blocking call on the I/O thread would wait for the thread it blocks.

@@ -111,7 +111,7 @@ std::error_code release_now(const std::shared_ptr<LockCore>& core, bool wait_on_
     {
       detail::EventLoop::CallerWaits in_place;
       release(core, owner, [promise](Outcome<none> outcome) { promise->set_value(std::move(outcome)); });
-      core->client().loop().lead_until([&future] { return detail::is_ready(future); });
+      detail::lead_until_ready(core->client().loop(), future);
     }
     auto outcome = future.get();
     log_failure(outcome);

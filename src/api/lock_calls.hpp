@@ -177,13 +177,16 @@ struct Promised {
   std::future<T> future() const { return promise->get_future(); }
 };
 
+// `wait_on`: the caller waits for the outcome at once, and may read its
+// answer itself on that loop.
 template <class T, class V = T, class Start>
-std::future<T> as_future(const Start& start) {
+std::future<T> as_future(const Start& start, detail::EventLoop* wait_on = nullptr) {
   Promised<T> promised;
   auto future = promised.future();
   // Only a promise hears the outcome: the operation may start on this thread.
   detail::EventLoop::CallerWaits in_place;
   start(promised.template sink_for<V>());
+  if (wait_on != nullptr) lead_until_ready(*wait_on, future);
   return future;
 }
 
@@ -244,14 +247,7 @@ template <class T, class Start>
 T wait_blocking(const std::shared_ptr<LockCore>& core, std::string_view call, const Start& start) {
   LockCore& lock = live(core, call);
   check_blocking(lock, call);
-  Promised<T> promised;
-  auto future = promised.future();
-  {
-    detail::EventLoop::CallerWaits in_place;
-    start(promised.template sink_for<T>());
-    lock.client().loop().lead_until([&future] { return is_ready(future); });
-  }
-  return future.get();
+  return as_future<T>(start, &lock.client().loop()).get();
 }
 
 }  // namespace warden::detail::calls

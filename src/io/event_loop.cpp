@@ -75,10 +75,13 @@ bool EventLoop::post(std::function<void()> task) {
   if (CallerWaits::depth_ > 0 && running_ == nullptr && run_mutex_.try_lock()) {
     bool ran = false;
     bool quiet = false;
+    bool parked = false;
     bool wake = false;
     try {
-      ran = run_in_place(task, quiet);
-      wake = ran && !quiet && loop_needs_waking();
+      ran = run_in_place(task, quiet, parked);
+      // Sleeping off the sockets, the loop thread would not see this task's
+      // answer unless this thread waits for it itself (quiet).
+      wake = ran && !quiet && (parked || loop_needs_waking());
     } catch (...) {
       // Let go of the loop, and let its thread write whatever was queued.
       running_ = nullptr;
@@ -291,8 +294,7 @@ void EventLoop::wake_loop() {
   }
 }
 
-bool EventLoop::run_in_place(std::function<void()>& task, bool& quiet) {
-  bool parked = false;
+bool EventLoop::run_in_place(std::function<void()>& task, bool& quiet, bool& parked) {
   {
     std::lock_guard<std::mutex> guard(mutex_);
     // A task queued earlier (by this thread too) runs first, on the loop thread.
@@ -328,13 +330,7 @@ bool EventLoop::interest_pending() const {
 }
 
 bool EventLoop::loop_needs_waking() {
-  if (interest_pending()) return true;
-  {
-    // Sleeping off the sockets, it would not see this task's answer.
-    std::lock_guard<std::mutex> guard(mutex_);
-    if (parked_) return true;
-  }
-  return timer_before_wake_up();
+  return interest_pending() || timer_before_wake_up();
 }
 
 bool EventLoop::timer_before_wake_up() {

@@ -122,7 +122,9 @@ class EventLoop {
 
  private:
   void run();
-  bool run_in_place(std::function<void()>& task, bool& quiet);
+  // `parked`: the loop thread slept off the sockets (and was not yet
+  // woken); `quiet`: and nothing but this thread's own work is in flight.
+  bool run_in_place(std::function<void()>& task, bool& quiet, bool& parked);
   bool idle() const { return idle_probe_ && idle_probe_(); }
   bool timer_before_wake_up();
   // lead_until's end, run_mutex_ still held: the loop thread takes over
