@@ -264,11 +264,16 @@ TEST_F(ReadWriteLockTest, WriteReleaseWakesEveryWaitingReaderReadReleaseAWriter)
   Lock their_write = other.get_read_write_lock(name).write_lock();
   write.lock(60s);  // only a wake-up can explain a fast hand-over
 
-  // Three readers waiting in one client, on one subscription.
+  // Three readers waiting in one client, on one subscription. The first
+  // finds nobody subscribed: a try, the subscription, a re-try, then it
+  // sleeps. The others join the subscribed channel before their one try.
+  auto read_tries = [&](thread_id owner) { return log.runs(scripts::rwlock_read_acquire, owner_of(other, owner)); };
   std::vector<AcquireFuture<void>> readers;
-  for (thread_id owner : {31, 32, 33}) readers.push_back(their_read.lock_async(owner));
-  for (thread_id owner : {31, 32, 33}) {
-    ASSERT_TRUE(eventually([&] { return log.runs(scripts::rwlock_read_acquire, owner_of(other, owner)) == 2; }));
+  readers.push_back(their_read.lock_async(31));
+  ASSERT_TRUE(eventually([&] { return read_tries(31) == 2; }));
+  for (thread_id owner : {32, 33}) readers.push_back(their_read.lock_async(owner));
+  for (thread_id owner : {32, 33}) {
+    ASSERT_TRUE(eventually([&] { return read_tries(owner) == 1; }));
   }
   auto released_at = std::chrono::steady_clock::now();
   write.unlock();  // "1": every local waiter re-tries, and readers share
