@@ -401,7 +401,12 @@ void EventLoop::run() {
         queued = !tasks_.empty();
       }
       // Posted while a caller led the loop, whose run took the wake-up.
-      if (queued) drain();
+      // Run here, outside uv_run, their commands would wait for the next
+      // turn's flush handles: after the sleep below, i.e. until a timer.
+      if (queued) {
+        drain();
+        run_flushes();
+      }
       ++generation_;
       if (!interest_pending()) timeout = uv_backend_timeout(&loop_);
       sleeps_until_ = timeout < 0 ? -1 : static_cast<std::int64_t>(uv_now(&loop_)) + timeout;
