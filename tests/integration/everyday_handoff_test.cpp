@@ -8,6 +8,7 @@
 // orders of magnitude to spare. It is a liveness check, not a speed claim.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <functional>
 #include <future>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "child_process.hpp"
 #include "redis_probe.hpp"
 #include "test_env.hpp"
 
@@ -284,6 +286,115 @@ TEST(EverydayCalls, CallsOfOtherThreadsAreAnsweredWhileAThreadWaits) {
   timed("unlock() with a waiter", [&] { held.unlock(); });
   waiting.join();
 }
+
+}  // namespace
+}  // namespace warden::test
+
+namespace warden::test {
+namespace {
+
+// The same hand-off with the other party in another process
+// (warden-test-worker handoff), this process's side on one thread in lock().
+// KIND of the holder and of the waiter.
+struct ProcessPair {
+  const char* holder;
+  const char* waiter;
+};
+
+class EverydayHandoffAcrossProcesses : public ::testing::TestWithParam<std::tuple<ProcessPair, bool>> {};
+
+Lock lock_of(Client& client, const std::string& kind, const std::string& name) {
+  if (kind == "fair") return client.get_fair_lock(name);
+  if (kind == "fenced") return client.get_fenced_lock(name);
+  if (kind == "spin") return client.get_spin_lock(name);
+  if (kind == "read") return client.get_read_write_lock(name).read_lock();
+  if (kind == "write") return client.get_read_write_lock(name).write_lock();
+  return client.get_lock(name);
+}
+
+clock_type::time_point time_in(RedisProbe& probe, const std::string& key) {
+  auto value = probe.get(key);
+  if (!value) throw std::runtime_error("the worker did not write " + key);
+  return clock_type::time_point(std::chrono::nanoseconds(std::stoll(*value)));
+}
+
+long long ms_between(clock_type::time_point from, clock_type::time_point to) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
+}
+
+TEST_P(EverydayHandoffAcrossProcesses, UnlockReturnsAndTheWaiterHoldsWithin250ms) {
+  auto [pair, worker_holds] = GetParam();
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  const std::string name = "everyday:processes";
+  const std::string key = "everyday:times";
+  int exit_code = -1;
+  if (!worker_holds) {
+    Lock held = lock_of(client, pair.holder, name);
+    held.lock();
+    auto before = probe.script_calls();
+    ChildProcess worker(WARDEN_TEST_WORKER, {"handoff", server.url(), pair.waiter, name, "wait", key});
+    ASSERT_TRUE(eventually([&] { return probe.script_calls() >= before + 2; }));
+    auto start = clock_type::now();
+    held.unlock();
+    auto unlocked = clock_type::now();
+    ASSERT_TRUE(worker.wait_for(10s, &exit_code));
+    ASSERT_EQ(exit_code, 0);
+    EXPECT_LT(unlocked - start, bound) << "unlock() took " << ms_between(start, unlocked) << " ms";
+    auto got = time_in(probe, key + ":got");
+    EXPECT_LT(got - start, bound) << "the worker held the lock " << ms_between(start, got)
+                                  << " ms after unlock() began";
+    return;
+  }
+  ChildProcess worker(WARDEN_TEST_WORKER, {"handoff", server.url(), pair.holder, name, "hold", key});
+  ASSERT_TRUE(eventually([&] { return probe.exists(key + ":held"); }, 10s));
+  auto before = probe.script_calls();
+  std::promise<clock_type::time_point> held;
+  auto held_at = held.get_future();
+  std::thread waiting([&] {
+    try {
+      Lock lock = lock_of(client, pair.waiter, name);
+      lock.lock();
+      held.set_value(clock_type::now());
+      lock.unlock();
+    } catch (...) {
+      held.set_exception(std::current_exception());
+    }
+  });
+  EXPECT_TRUE(eventually([&] { return probe.script_calls() >= before + 2; }));
+  probe.command({"RPUSH", key + ":go", "1"});
+  bool in_time = held_at.wait_for(10s) == std::future_status::ready;
+  waiting.join();
+  ASSERT_TRUE(in_time) << "the waiter never got the lock";
+  auto got = held_at.get();
+  ASSERT_TRUE(worker.wait_for(10s, &exit_code));
+  ASSERT_EQ(exit_code, 0);
+  auto start = time_in(probe, key + ":start");
+  auto unlocked = time_in(probe, key + ":unlocked");
+  EXPECT_LT(unlocked - start, bound) << "the worker's unlock() took " << ms_between(start, unlocked) << " ms";
+  EXPECT_LT(got - start, bound) << "this process held the lock " << ms_between(start, got)
+                                << " ms after the worker's unlock() began";
+}
+
+std::string process_param_name(const ::testing::TestParamInfo<EverydayHandoffAcrossProcesses::ParamType>& info) {
+  auto [pair, worker_holds] = info.param;
+  auto title = [](std::string kind) {
+    kind[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(kind[0])));
+    return kind;
+  };
+  return title(pair.holder) + "Then" + title(pair.waiter) + (worker_holds ? "_WorkerHolds" : "_WorkerWaits");
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, EverydayHandoffAcrossProcesses,
+                         ::testing::Combine(::testing::Values(ProcessPair{"lock", "lock"}, ProcessPair{"fair", "fair"},
+                                                              ProcessPair{"fenced", "fenced"},
+                                                              ProcessPair{"spin", "spin"},
+                                                              ProcessPair{"write", "write"},
+                                                              ProcessPair{"write", "read"},
+                                                              ProcessPair{"read", "write"}),
+                                            ::testing::Bool()),
+                         process_param_name);
 
 }  // namespace
 }  // namespace warden::test
