@@ -137,6 +137,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
       case AcquireFsm::step::subscribe: return subscribe(decision.wait);
       case AcquireFsm::step::sleep: return sleep(decision.wait);
       case AcquireFsm::step::pause: return pause(decision.wait);
+      case AcquireFsm::step::back_off: return pause(decision.wait);
       case AcquireFsm::step::read_back: return settle(true);
       case AcquireFsm::step::acquired: return finish({}, true, {});
       case AcquireFsm::step::timed_out: return finish({}, false, {});
@@ -203,9 +204,10 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     }
     lock_->leave_lane(owner_id_);
     if (response.error == errc::replica_sync_failed) {
-      // Not sent: the master has too few replicas attached.
+      // Not sent: the master has too few replicas attached. It did not run,
+      // so it does not count as a failure; the wait goes on.
       sync().problem = "not tried: " + response.detail;
-      return after_sync_miss();
+      return after_sync_miss(false);
     }
     if (response.not_run) {
       // Refused (loading, busy, ...) until the command's deadline: it had no
@@ -273,25 +275,23 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     sync().problem = "acquired, but " + why + "; it was taken back";
     sync().taking_back = true;
     settle(false);
-    after_sync_miss();
+    after_sync_miss(true);
   }
 
-  void after_sync_miss() {
+  // `ran`: the attempt ran and was not acknowledged (being taken back); else
+  // it was refused unsent. AcquireFsm::replica_short decides: a bounded wait
+  // tries again while it lasts (replicas that come back within it are worth
+  // waiting for), lock() for as long as tries are refused (a failover's new
+  // master gets its replicas back) and retry_attempts more times for tries
+  // that ran unacknowledged.
+  void after_sync_miss(bool ran) {
     if (finished_) return;
     auto& config = client().config();
     auto& miss = sync();
     int misses = tally_.replica_sync_misses++;
     if (!miss.backoff) miss.backoff.emplace(config.retry_backoff_min, config.retry_backoff_max, random_seed());
-    auto delay = miss.backoff->delay(std::min(misses, 16));
-    // A bounded wait tries again while it lasts (replicas that come back
-    // within it are worth waiting for); lock() without one, retry_attempts
-    // more times: it waits for the lock, not for the replicas.
-    auto wait_ends = fsm_.deadline();
-    bool over = wait_ends ? clock::now() + delay >= *wait_ends : misses >= config.retry_attempts;
-    if (!over) {
-      track_shutdown();
-      return arm(delay);
-    }
+    auto decision = fsm_.replica_short(clock::now(), ran, miss.backoff->delay(std::min(misses, 16)));
+    if (decision.next != AcquireFsm::step::failed) return run(decision);
     miss.failure = fmt::format("{} ({} tr{} in {} ms)", miss.problem, misses + 1, misses == 0 ? "y" : "ies",
                                 std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - tally_.started)
                                     .count());
