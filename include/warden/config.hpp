@@ -173,11 +173,15 @@ enum class replica_sync_mode {
 // is done anyway. Both are logged and reported to the observer
 // (RenewalEvent / ReleaseEvent::replicas_missing).
 //
-// A master with fewer replicas attached than the mode needs (none, in the
-// usual mistake of a single server with automatic turned on) is said in an
-// error log line when the Client first reaches it, and its lock writes fail
-// at once with errc::replica_sync_failed until enough replicas attach; the
-// mode is never lowered silently.
+// A master with fewer replicas attached than the mode needs (right after a
+// failover that left the promoted replica without one, or, in the usual
+// mistake, a single server without replicas) is said in a log line (error
+// when the Client first reaches it), and acquires there are refused unsent
+// until enough replicas attach. A refused acquire did not run, so it does
+// not count as a failure: lock() waits on, trying again with back-off, and
+// a bounded call tries until its wait is over, then fails with
+// errc::replica_sync_failed saying why. Renewals and releases go through
+// (reported short). The mode is never lowered silently.
 //
 // WAIT narrows the window in which a failover loses an acknowledged hold; it
 // does not close it (it is not consensus: a replica that has the write can

@@ -41,8 +41,9 @@ enum class errc {
                           // ClusterConfig::max_redirects. Sentinel: no sentinel knows a
                           // master by that name, or none it names confirms it is master
   replica_sync_failed,    // Config::replica_sync: fewer replicas than needed acknowledged an
-                          // acquire in time (the message says how many of how many), or the
-                          // master has fewer attached; the acquire was taken back
+                          // acquire in time (the message says how many of how many; the
+                          // acquire was taken back), or a bounded wait ended while the master
+                          // had fewer attached (its acquires were refused unsent)
 };
 
 // The std::error_category of warden::errc; its name() is "warden".

@@ -38,9 +38,14 @@ namespace warden {
 //   behind a dead one keeps its place, and nobody behind it jumps ahead.
 // - A MultiLock over fair locks keeps its places in their queues between its
 //   attempts, and leaves them when its call ends without the lock.
-// - A try_lock_for() / try_lock_until() that times out (or fails) leaves the
-//   queue; those behind it move up one place, their deadlines moved forward
-//   by the same step, never back.
+// - A try_lock_for() / try_lock_until() that times out (or fails, or a wait
+//   that is cancelled) leaves the queue before it returns, as Redisson's
+//   tryLock does: once it returned false, its place is gone. Those behind it
+//   move up one place, their deadlines moved forward by the same step, never
+//   back. The async forms deliver their answer after it too. Should the
+//   server not answer the leaving in time, the call still answers within
+//   its bound (wait + Config::command_timeout) and the place expires with
+//   its deadline.
 // - unlock() and force_unlock() wake the queue head.
 class WARDEN_API FairLock : public Lock {
  private:

@@ -29,7 +29,7 @@ class category final : public std::error_category {
       case errc::tls_verify_failed: return "TLS certificate verification failed";
       case errc::tls_handshake_failed: return "TLS handshake failed";
       case errc::routing_failed: return "no server to route the command to";
-      case errc::replica_sync_failed: return "too few replicas acknowledged the lock write";
+      case errc::replica_sync_failed: return "too few replicas attached to the master or acknowledged the lock write";
     }
     return "unknown warden error";
   }

@@ -56,4 +56,15 @@ AcquireFsm::decision AcquireFsm::read_back(clock::time_point now, bool applied) 
   return {step::try_acquire};
 }
 
+AcquireFsm::decision AcquireFsm::replica_short(clock::time_point now, bool ran, std::chrono::milliseconds delay) {
+  if (ran) ++unacknowledged_;
+  if (deadline_) {
+    if (now >= *deadline_) return {step::failed};
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - now);
+    return {step::back_off, std::min(delay, left)};
+  }
+  if (unacknowledged_ > max_unknown_) return {step::failed};
+  return {step::back_off, delay};
+}
+
 }  // namespace warden::detail

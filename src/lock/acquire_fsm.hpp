@@ -6,6 +6,9 @@
 // after the try ran.
 // A polling acquire (SpinLock) never subscribes: it pauses for its back-off's
 // next delay, capped by the TTL and the time left, and re-tries.
+// An acquire that falls short of Config::replica_sync backs off and re-tries
+// within the wait; only tries that ran and were not acknowledged use up
+// lock()'s retries, a refusal unsent (no replica attached) does not.
 // Pure logic: the driver (lock_core.cpp) performs each step and reports back.
 #pragma once
 
@@ -25,10 +28,11 @@ class AcquireFsm {
     subscribe,    // join the lock's waiters; if not confirmed within `wait`, re-try anyway
     sleep,        // park until woken by a message or until `wait` has passed, then re-try
     pause,        // polling: sleep `wait` on a timer (no subscription), then re-try
+    back_off,     // replicas fell short: re-try after `wait` (a wake-up re-tries sooner)
     read_back,    // an acquire's reply never came: read back whether it took effect
     acquired,     // done, the lock is held
     timed_out,    // done, the wait ran out
-    failed,       // done, too many lost replies
+    failed,       // done, too many lost replies, or replicas fell short (replica_short)
   };
   struct decision {
     step next;
@@ -36,7 +40,9 @@ class AcquireFsm {
   };
 
   // `wait`: how long the caller may wait (nullopt: for ever). `max_unknown`:
-  // how many lost acquire replies to tolerate. `unknown_ttl_wait`: the sleep
+  // how many lost acquire replies to tolerate, and, for a wait without a
+  // deadline, how many more acquires too few replicas acknowledged
+  // (Config::retry_attempts for both). `unknown_ttl_wait`: the sleep
   // used when the holder's TTL is unknown (a key without expiry), so that a
   // lost unlock message costs a bounded delay. `polling`: the delays of a
   // waiter that polls instead of subscribing (nullopt: it subscribes).
@@ -64,6 +70,16 @@ class AcquireFsm {
   decision unknown();
   // The read-back says whether the lost acquire took effect.
   decision read_back(clock::time_point now, bool applied) const;
+  // The acquire fell short of Config::replica_sync. `ran`: it ran, took the
+  // lock and too few replicas acknowledged it in time (it is being taken
+  // back). Else it was refused unsent because the master has too few
+  // replicas attached (right after a failover, say): it did not run, and the
+  // caller waits on as if the lock were held. `delay`: the back-off's next
+  // delay. Re-try after it (back_off), cut to the time left so that the last
+  // try is made at the deadline; at or past the deadline, failed. Without a
+  // deadline, failed once more than `max_unknown` tries ran unacknowledged; a
+  // refusal never ends such a wait.
+  decision replica_short(clock::time_point now, bool ran, std::chrono::milliseconds delay);
 
   bool joined() const { return joined_; }
   std::optional<clock::time_point> deadline() const { return deadline_; }
@@ -72,6 +88,7 @@ class AcquireFsm {
   std::optional<clock::time_point> deadline_;
   int max_unknown_;
   int unknown_ = 0;
+  int unacknowledged_ = 0;  // acquires that ran and too few replicas acknowledged
   std::chrono::milliseconds unknown_ttl_wait_;
   bool joined_ = false;
   // Only a polling waiter has one: on the heap, so that the many waiters

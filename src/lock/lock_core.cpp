@@ -137,6 +137,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
       case AcquireFsm::step::subscribe: return subscribe(decision.wait);
       case AcquireFsm::step::sleep: return sleep(decision.wait);
       case AcquireFsm::step::pause: return pause(decision.wait);
+      case AcquireFsm::step::back_off: return pause(decision.wait);
       case AcquireFsm::step::read_back: return settle(true);
       case AcquireFsm::step::acquired: return finish({}, true, {});
       case AcquireFsm::step::timed_out: return finish({}, false, {});
@@ -203,9 +204,10 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     }
     lock_->leave_lane(owner_id_);
     if (response.error == errc::replica_sync_failed) {
-      // Not sent: the master has too few replicas attached.
+      // Not sent: the master has too few replicas attached. It did not run,
+      // so it does not count as a failure; the wait goes on.
       sync().problem = "not tried: " + response.detail;
-      return after_sync_miss();
+      return after_sync_miss(false);
     }
     if (response.not_run) {
       // Refused (loading, busy, ...) until the command's deadline: it had no
@@ -273,25 +275,23 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     sync().problem = "acquired, but " + why + "; it was taken back";
     sync().taking_back = true;
     settle(false);
-    after_sync_miss();
+    after_sync_miss(true);
   }
 
-  void after_sync_miss() {
+  // `ran`: the attempt ran and was not acknowledged (being taken back); else
+  // it was refused unsent. AcquireFsm::replica_short decides: a bounded wait
+  // tries again while it lasts (replicas that come back within it are worth
+  // waiting for), lock() for as long as tries are refused (a failover's new
+  // master gets its replicas back) and retry_attempts more times for tries
+  // that ran unacknowledged.
+  void after_sync_miss(bool ran) {
     if (finished_) return;
     auto& config = client().config();
     auto& miss = sync();
     int misses = tally_.replica_sync_misses++;
     if (!miss.backoff) miss.backoff.emplace(config.retry_backoff_min, config.retry_backoff_max, random_seed());
-    auto delay = miss.backoff->delay(std::min(misses, 16));
-    // A bounded wait tries again while it lasts (replicas that come back
-    // within it are worth waiting for); lock() without one, retry_attempts
-    // more times: it waits for the lock, not for the replicas.
-    auto wait_ends = fsm_.deadline();
-    bool over = wait_ends ? clock::now() + delay >= *wait_ends : misses >= config.retry_attempts;
-    if (!over) {
-      track_shutdown();
-      return arm(delay);
-    }
+    auto decision = fsm_.replica_short(clock::now(), ran, miss.backoff->delay(std::min(misses, 16)));
+    if (decision.next != AcquireFsm::step::failed) return run(decision);
     miss.failure = fmt::format("{} ({} tr{} in {} ms)", miss.problem, misses + 1, misses == 0 ? "y" : "ies",
                                 std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - tally_.started)
                                     .count());
@@ -500,18 +500,61 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     // lock hands it on, or the others would sleep out the TTL of a free lock.
     leave_waiters(!acquired && woken_);
     client().untrack(static_cast<ShutdownHook&>(*this));
-    // A MultiLock keeps its members' queue places between its attempts.
-    if (!acquired && waited_ && !keep_queue_place_) {
-      if (auto call = lock_->give_up_call(owner_id_)) {
-        client().run_script(*call->script, call->keys, call->args, clock::now() + client().config().command_timeout,
-                         true, [](Response&&) {});
-      }
-    }
     if (acquired) client().holds().acquired(lock_, owner_id_, lease(), acquired_sent_);
     if (acquired && fenced_ && fenced_->token) fenced_->on_token(*fenced_->token);
     report_acquire(*lock_, owner_id_, tally_, acquired, error);
+    // A MultiLock keeps its members' queue places between its attempts.
+    std::optional<ScriptCall> give_up;
+    if (!acquired && waited_ && !keep_queue_place_) give_up = lock_->give_up_call(owner_id_);
+    if (give_up && error != errc::shut_down) return leave_queue(std::move(*give_up), error, message);
+    if (give_up) {
+      // Shutting down: nothing is waited for any more; the place expires
+      // with its deadline should this not get through.
+      client().run_script(*give_up->script, std::move(give_up->keys), std::move(give_up->args),
+                          clock::now() + client().config().command_timeout, true, [](Response&&) {});
+    }
     auto done = std::move(done_);
     done(error, acquired, message);
+  }
+
+  // A waiter that ends without the lock leaves the fair queue before its
+  // caller hears back (as Redisson's tryLock does): once a try_lock_for()
+  // returned false, nobody finds its place still there, holding up those
+  // behind it, or left for good if the process exits then. The give-up runs
+  // in the owner's lane, so after any attempt of this op still under way,
+  // which could otherwise queue the owner again behind the give-up. The
+  // caller hears back once the give-up is answered, or when the call's
+  // bound (or, for lock(), one command's time) comes first; the give-up
+  // then goes on by itself, and a place it fails to remove expires with its
+  // deadline.
+  void leave_queue(ScriptCall call, std::error_code error, std::string message) {
+    auto self = shared_from_this();
+    auto answer_by = std::min(bound_, saturating_add(clock::now(), client().config().command_timeout));
+    leaving_ = std::make_unique<Leaving>(Leaving{error, std::move(message), 0});
+    leaving_->timer = client().loop().at(answer_by, [self] {
+      self->leaving_->timer = 0;
+      self->answer_after_leaving();
+    });
+    lock_->enter_lane(
+        owner_id_, std::nullopt,
+        [self, call = std::move(call)]() mutable {
+          auto& client = self->client();
+          client.run_script(*call.script, std::move(call.keys), std::move(call.args),
+                            clock::now() + client.config().command_timeout, true, [self](Response&&) {
+                              self->lock_->leave_lane(self->owner_id_);
+                              self->answer_after_leaving();
+                            });
+        },
+        [] {});
+  }
+
+  void answer_after_leaving() {
+    if (!done_) return;
+    if (leaving_->timer != 0) client().loop().cancel(leaving_->timer);
+    leaving_->timer = 0;
+    auto done = std::move(done_);
+    done_ = nullptr;
+    done(leaving_->error, false, leaving_->message);
   }
 
   // Ordered largest first, so that padding costs nothing: a parked waiter
@@ -559,6 +602,13 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     std::optional<Backoff> backoff;  // between such attempts
   };
   std::unique_ptr<SyncMiss> sync_;
+  // The answer held back while the op leaves the fair queue (leave_queue).
+  struct Leaving {
+    std::error_code error;
+    std::string message;
+    TimerQueue::id timer = 0;
+  };
+  std::unique_ptr<Leaving> leaving_;
   SyncMiss& sync() {
     if (!sync_) sync_ = std::make_unique<SyncMiss>();
     return *sync_;

@@ -88,8 +88,8 @@ void SyncedWrites::read_role(const Response& response, bool first) {
   if (short_now && !short_logged_ && options_.log) {
     // At start this is most likely a server without replicas: say what to do.
     options_.log(first ? log_level::error : log_level::warning,
-                 fmt::format("warden: {}; acquires there fail with errc::replica_sync_failed until enough replicas "
-                             "attach{}",
+                 fmt::format("warden: {}; acquires there are refused unsent until enough replicas attach (lock() "
+                             "waits on, a bounded wait ends with errc::replica_sync_failed){}",
                              too_few_attached(queries_.server(), *attached_, needed, policy_),
                              first ? " (for a server without replicas, set Config::replica_sync.mode to off)" : ""));
   } else if (!short_now && short_logged_ && options_.log) {

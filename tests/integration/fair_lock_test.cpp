@@ -2,7 +2,9 @@
 // processes, wake-ups for the queue head only, and waiters that die or give up.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <future>
 #include <mutex>
 
 #include "api/access.hpp"
@@ -200,6 +202,71 @@ TEST_F(FairLockTest, TimedOutTryLockLeavesTheQueueWithoutPushingBackOthers) {
   stays.get();
   b.get_fair_lock(name).unlock_async(202).get();
   for (auto& key : {name, queue_key(name), timeout_key(name)}) EXPECT_FALSE(probe.exists(key)) << key;
+}
+
+// A try_lock_for() that returns false has left the queue by then, as
+// Redisson's tryLock has: its id is in neither the queue nor the deadlines
+// when the call returns, read at once, without waiting for it to go. The
+// blocking form, the future and the callback, each many times over: a place
+// left a moment after the answer (a give-up sent but not yet run) is caught
+// in some of them.
+TEST_F(FairLockTest, AFalseTryLockHasLeftTheQueueWhenItReturns) {
+  const std::string name = "fair:left-on-return";
+  Client holder{config()};
+  Client other{config()};
+  holder.get_fair_lock(name).lock(60s);
+  FairLock theirs = other.get_fair_lock(name);
+  auto gone = [&](const std::string& owner) {
+    auto queue = queue_of(probe, name);
+    bool queued = std::find(queue.begin(), queue.end(), owner) != queue.end();
+    bool deadline = deadlines_of(probe, name).count(owner) > 0;
+    return !queued && !deadline;
+  };
+  constexpr int rounds = 100;
+
+  // The future: it queues while it waits, and is gone when its answer is.
+  const std::string async_owner = owner_of(other, 301);
+  auto first = theirs.try_lock_async(301, 1s);
+  ASSERT_TRUE(eventually([&] { return queue_of(probe, name) == std::vector<std::string>{async_owner}; }));
+  EXPECT_FALSE(first.get());
+  EXPECT_TRUE(gone(async_owner)) << "still queued when the future said false";
+  int left_behind = 0;
+  for (int i = 0; i < rounds; ++i) {
+    EXPECT_FALSE(theirs.try_lock_async(301, 5ms).get());
+    if (!gone(async_owner)) ++left_behind;
+  }
+  EXPECT_EQ(left_behind, 0) << "times still queued when the future said false";
+  // Each wait queued: each left with a give-up.
+  EXPECT_EQ(log.runs(scripts::fair_give_up, async_owner), rounds + 1);
+
+  // Blocking.
+  const std::string me = owner_of(other, current_thread_id());
+  left_behind = 0;
+  for (int i = 0; i < rounds; ++i) {
+    EXPECT_FALSE(theirs.try_lock_for(5ms));
+    if (!gone(me)) ++left_behind;
+  }
+  EXPECT_EQ(left_behind, 0) << "times still queued when try_lock_for() returned false";
+  EXPECT_EQ(log.runs(scripts::fair_give_up, me), rounds);
+
+  // The callback: told false once the place is gone.
+  const std::string callback_owner = owner_of(other, 302);
+  left_behind = 0;
+  for (int i = 0; i < rounds; ++i) {
+    std::promise<bool> told;
+    theirs.try_lock_async(302, 5ms, [&](std::error_code error, bool acquired) {
+      EXPECT_FALSE(error) << error.message();
+      told.set_value(acquired);
+    });
+    EXPECT_FALSE(told.get_future().get());
+    if (!gone(callback_owner)) ++left_behind;
+  }
+  EXPECT_EQ(left_behind, 0) << "times still queued when the callback said false";
+  EXPECT_EQ(log.runs(scripts::fair_give_up, callback_owner), rounds);
+
+  EXPECT_FALSE(probe.exists(queue_key(name)));
+  EXPECT_FALSE(probe.exists(timeout_key(name)));
+  holder.get_fair_lock(name).unlock();
 }
 
 TEST_F(FairLockTest, ForceUnlockWakesTheQueueHead) {

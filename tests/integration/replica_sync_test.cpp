@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -66,9 +67,12 @@ class Seen {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A server that must have a replica (the mode asked for explicitly on a
-// single server) but has none: the first lock call fails at once, says why
-// and how to turn it off, and writes nothing.
-TEST(ReplicaSync, AServerWithoutReplicasRefusesLocksAtOnceAndSaysWhy) {
+// single server) but has none: acquires are refused unsent, write nothing,
+// and the log says why and how to turn it off. A refusal did not run, so it
+// does not end a wait: a bounded call tries until its bound and then fails
+// with replica_sync_failed saying why; lock() waits on (as it would for a
+// failover's new master to get its replica back), here until cancelled.
+TEST(ReplicaSync, AServerWithoutReplicasRefusesLocksUnsentAndSaysWhy) {
   RedisServer server;
   Config config = fast_config(server);
   config.replica_sync.mode = replica_sync_mode::at_least_one;
@@ -77,20 +81,36 @@ TEST(ReplicaSync, AServerWithoutReplicasRefusesLocksAtOnceAndSaysWhy) {
   Client client(config);
   RedisProbe probe(server);
   auto before = probe.script_calls();
+  Lock lock = client.get_lock("no-replicas");
   auto started = steady::now();
   try {
-    client.get_lock("no-replicas").lock();
+    lock.try_lock_for(300ms);
     ADD_FAILURE() << "locked on a server without replicas";
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), errc::replica_sync_failed) << error.what();
     EXPECT_TRUE(contains(error.what(), "has 0 replicas attached and replica_sync (at-least-one) needs 1"))
         << error.what();
   }
-  // lock() has no wait of its own: retry_attempts more tries, backed off.
-  EXPECT_LT(elapsed_ms(started), 2'000);
+  EXPECT_GE(elapsed_ms(started), 300) << "a refusal ended the wait early";
+  EXPECT_LT(elapsed_ms(started), 300 + 1'000) << "past the call's bound";
+
+  // lock() has no wait of its own: it waits on, retrying with back-off (at
+  // most retry_backoff_max, 200 ms, apart), well past the retry_attempts
+  // tries after which it used to fail.
+  int misses_before = seen.sync_misses();
+  cancel_source cancel;
+  auto waiting = lock.lock_async(current_thread_id(), cancel.token());
+  EXPECT_EQ(waiting.wait_for(1500ms), std::future_status::timeout) << "lock() ended while refused";
+  cancel.cancel();
+  try {
+    waiting.get();
+    ADD_FAILURE() << "locked on a server without replicas";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::cancelled) << error.what();
+  }
+  EXPECT_GT(seen.sync_misses() - misses_before, config.retry_attempts + 1);
   EXPECT_EQ(probe.script_calls(), before);
   EXPECT_FALSE(probe.exists("no-replicas"));
-  EXPECT_EQ(seen.sync_misses(), config.retry_attempts + 1);
   EXPECT_TRUE(seen.log.contains("set Config::replica_sync.mode to off")) << seen.log.all();
 }
 

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "redis_probe.hpp"
 #include "redis_sentinel.hpp"
@@ -127,6 +128,70 @@ TEST(Sentinel, ASentinelFailoverKeepsTheHoldAndWakesTheWaiterOnTheNewMaster) {
 TEST(Sentinel, AMasterKilledWithItsHoldReplicatedFailsOverAndTheWaiterGetsTheLock) {
   auto took = hold_and_wait_through_failover(true);
   std::cout << "sentinel: kill -9 of the master to the waiter holding the lock: " << took << " ms\n";
+}
+
+// One replica: after SENTINEL FAILOVER the promoted replica has none until
+// the sentinels turn the old master into one (some seconds), and replica
+// acknowledgement refuses acquires unsent meanwhile. A refusal did not run:
+// a waiter in lock() waits on through it, as does a bounded one within its
+// wait, and both get the lock once the holder let go and the new master has
+// its replica.
+TEST(Sentinel, WaitersKeepWaitingThroughAFailoverThatLeavesTheNewMasterWithoutReplicas) {
+  RedisSentinelGroup group;  // one replica
+  Config config = sentinel_config(group);
+  Log log;
+  log.watch(config);
+  Client holder(config);
+  Config waiters_config = sentinel_config(group);
+  std::mutex mutex;
+  int refused_or_unacknowledged = 0;
+  std::vector<std::error_code> outcomes;
+  waiters_config.observer.on_acquire = [&](const AcquireEvent& event) {
+    std::lock_guard<std::mutex> guard(mutex);
+    refused_or_unacknowledged += event.replica_sync_misses;
+    outcomes.push_back(event.error);
+  };
+  Client waiters(waiters_config);
+  Lock held = holder.get_lock("one-replica");
+  held.lock();
+  RedisProbe master(group.node(0));
+  auto wait_in = [&](bool bounded) {
+    return std::async(std::launch::async, [&waiters, bounded] {
+      Lock lock = waiters.get_lock("one-replica");
+      if (bounded) {
+        if (!lock.try_lock_for(60s)) return false;
+      } else {
+        lock.lock();
+      }
+      lock.unlock();
+      return true;
+    });
+  };
+  auto unbounded = wait_in(false);
+  auto bounded = wait_in(true);
+  // Both found the lock held and wait for its release.
+  ASSERT_TRUE(eventually([&] { return subscribers(master, "redisson_lock__channel:{one-replica}") >= 1; }));
+
+  RedisProbe(group.sentinel(0)).command({"SENTINEL", "FAILOVER", group.master_name()});
+  auto promoted_index = new_master(group, 0);
+  EXPECT_TRUE(eventually([&] { return log.contains("the sentinels switched"); }, 10s)) << log.all();
+  // The new master has no replica yet: the holder lets go now, and the
+  // waiters' tries are refused until the old master attaches to it.
+  RedisProbe promoted(group.node(promoted_index));
+  EXPECT_FALSE(held.unlock_checked());
+  EXPECT_FALSE(promoted.exists("one-replica"));
+  auto started = steady::now();
+  ASSERT_EQ(unbounded.wait_for(30s), std::future_status::ready);
+  ASSERT_EQ(bounded.wait_for(30s), std::future_status::ready);
+  // Neither threw replica_sync_failed: both waited and took the lock.
+  EXPECT_TRUE(unbounded.get());
+  EXPECT_TRUE(bounded.get());
+  std::cout << "sentinel: release on a new master without replicas to both waiters holding the lock: "
+            << elapsed_ms(started) << " ms\n";
+  std::lock_guard<std::mutex> guard(mutex);
+  EXPECT_GT(refused_or_unacknowledged, 0) << "the waiters never met the new master short of replicas";
+  for (auto& error : outcomes) EXPECT_FALSE(error) << error.message();
+  EXPECT_FALSE(promoted.exists("one-replica"));
 }
 
 TEST(Sentinel, TheOldMasterKeptAliveAfterTheSwitchGetsNoLockWrites) {

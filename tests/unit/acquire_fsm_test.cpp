@@ -302,4 +302,61 @@ TEST(AcquireFsmPolling, ALostReplyIsStillReadBack) {
   EXPECT_EQ(fsm.read_back(t0 + 1s, false).next, step::try_acquire);
 }
 
+// ---- replicas falling short (Config::replica_sync) ----
+
+TEST(AcquireFsmReplicaShort, RefusalsForWantOfReplicasNeverEndAWaitWithoutADeadline) {
+  // Right after a failover the new master may have no replica for a while:
+  // lock() waits through it, however many tries are refused.
+  AcquireFsm fsm = make_fsm(std::nullopt);
+  for (int i = 0; i < 100; ++i) {
+    auto d = fsm.replica_short(t0 + std::chrono::seconds(i), false, 200ms);
+    ASSERT_EQ(d.next, step::back_off) << i;
+    EXPECT_EQ(d.wait, 200ms);
+  }
+}
+
+TEST(AcquireFsmReplicaShort, UnacknowledgedTriesEndAWaitWithoutADeadlineAfterMaxUnknownMore) {
+  AcquireFsm fsm = make_fsm(std::nullopt);
+  for (int i = 0; i < max_unknown; ++i) EXPECT_EQ(fsm.replica_short(t0, true, 50ms).next, step::back_off) << i;
+  EXPECT_EQ(fsm.replica_short(t0, true, 50ms).next, step::failed);
+}
+
+TEST(AcquireFsmReplicaShort, RefusalsInBetweenDoNotCountTowardsTheFailure) {
+  AcquireFsm fsm = make_fsm(std::nullopt);
+  for (int i = 0; i < max_unknown; ++i) {
+    ASSERT_EQ(fsm.replica_short(t0, true, 50ms).next, step::back_off) << i;
+    for (int j = 0; j < 10; ++j) ASSERT_EQ(fsm.replica_short(t0, false, 50ms).next, step::back_off) << i << "/" << j;
+  }
+  EXPECT_EQ(fsm.replica_short(t0, true, 50ms).next, step::failed);
+}
+
+TEST(AcquireFsmReplicaShort, ABoundedWaitBacksOffUntilItsDeadlineAndTriesLastAtIt) {
+  AcquireFsm fsm = make_fsm(1s);
+  // Neither kind of shortfall ends it early, however many.
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(fsm.replica_short(t0 + 10ms * i, i % 2 == 0, 100ms).next, step::back_off) << i;
+  }
+  // The delay is cut to the time left: the last try is made at the deadline.
+  auto d = fsm.replica_short(t0 + 950ms, false, 100ms);
+  EXPECT_EQ(d.next, step::back_off);
+  EXPECT_EQ(d.wait, 50ms);
+  EXPECT_EQ(fsm.replica_short(t0 + 999ms + 500us, false, 100ms).wait, 1ms);  // rounded up
+  // Refused (or unacknowledged) at its deadline: it ends, replica_sync_failed.
+  EXPECT_EQ(fsm.replica_short(t0 + 1s, false, 100ms).next, step::failed);
+  EXPECT_EQ(fsm.replica_short(t0 + 2s, true, 100ms).next, step::failed);
+}
+
+TEST(AcquireFsmReplicaShort, ATryWithoutWaitFailsAtOnce) {
+  AcquireFsm fsm = make_fsm(0ms);
+  EXPECT_EQ(fsm.replica_short(t0, false, 100ms).next, step::failed);
+}
+
+TEST(AcquireFsmReplicaShort, AHeldLockAfterRefusalsStillWaitsAsUsual) {
+  AcquireFsm fsm = make_fsm(std::nullopt);
+  ASSERT_EQ(fsm.replica_short(t0, false, 100ms).next, step::back_off);
+  auto d = fsm.held(t0 + 100ms, 5s);
+  EXPECT_EQ(d.next, step::subscribe);
+  EXPECT_EQ(d.wait, 5s);
+}
+
 }  // namespace

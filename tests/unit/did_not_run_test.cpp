@@ -36,6 +36,10 @@ TEST(DidNotRun, OnlyALostReplyIsAnUnknownOutcome) {
   Response refused{make_error_code(errc::timed_out), Reply::make_error("LOADING Redis is loading")};
   refused.not_run = true;
   EXPECT_FALSE(refused.outcome_unknown());
+  // Config::replica_sync: a lock write refused unsent for want of replicas.
+  Response short_of_replicas{make_error_code(errc::replica_sync_failed), {}};
+  short_of_replicas.not_run = true;
+  EXPECT_FALSE(short_of_replicas.outcome_unknown());
   EXPECT_FALSE((Response{make_error_code(errc::connection_refused), {}}).outcome_unknown());
   EXPECT_FALSE((Response{make_error_code(errc::shut_down), {}}).outcome_unknown());
   EXPECT_FALSE((Response{{}, Reply::make_error("LOADING Redis is loading")}).outcome_unknown());
