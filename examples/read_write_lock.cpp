@@ -30,8 +30,10 @@ int main(int argc, char** argv) {
       std::shared_lock<warden::ReadWriteLock> reading(rw);
       std::cout << "main reads '" << rw.name() << "'\n";
       elsewhere([&] {
-        std::shared_lock<warden::ReadWriteLock> shared(rw, std::try_to_lock);
-        std::cout << "  another thread may read too: " << (shared.owns_lock() ? "yes" : "no") << "\n";
+        {
+          std::shared_lock<warden::ReadWriteLock> shared(rw, std::try_to_lock);
+          std::cout << "  another thread may read too: " << (shared.owns_lock() ? "yes" : "no") << "\n";
+        }
         std::cout << "  ... but not write: " << (write.try_lock_for(100ms) ? "it could?!" : "no") << "\n";
       });
 
