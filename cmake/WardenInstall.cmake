@@ -55,12 +55,29 @@ install(FILES
   DESTINATION ${WARDEN_INSTALL_CMAKEDIR})
 
 # pkg-config: warden.pc, for builds that do not use CMake
-#   c++ app.cpp $(pkg-config --cflags --libs warden)             shared libwarden
-#   c++ app.cpp $(pkg-config --cflags --libs --static warden)    static libwarden
+#   c++ app.cpp $(pkg-config --cflags --libs warden)             static or shared libwarden
+#   c++ app.cpp $(pkg-config --cflags --libs --static warden)    also either (for a static program)
 # The prefix is found from where the file lies (${pcfiledir}), so an installed
 # tree can be moved (cmake --install --prefix, dpkg -x) and still be right.
 # The dependencies are their Debian .pc names: hiredis (libhiredis-dev), libuv
 # (libuv1-dev), fmt (libfmt-dev), libssl and libcrypto (libssl-dev).
+# Where they go depends on what is installed. A shared libwarden records them
+# itself (its NEEDED entries): Requires.private / Libs.private, which only
+# --static adds to a link line. A static libwarden (the default) is only an
+# archive: every program linking it needs them, so they go in Requires / Libs
+# and the plain line works for it too (without, it left some 185 undefined
+# references to hiredis, libuv, fmt and OpenSSL).
+get_target_property(_warden_pc_type warden TYPE)
+if(_warden_pc_type STREQUAL "STATIC_LIBRARY")
+  set(WARDEN_PC_REQUIRES_FIELD "Requires")
+  set(WARDEN_PC_LIBS_TAIL " -pthread")
+  set(WARDEN_PC_LIBS_PRIVATE "")
+else()
+  set(WARDEN_PC_REQUIRES_FIELD "Requires.private")
+  set(WARDEN_PC_LIBS_TAIL "")
+  set(WARDEN_PC_LIBS_PRIVATE " -pthread")
+endif()
+unset(_warden_pc_type)
 set(WARDEN_INSTALL_PKGCONFIGDIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig
     CACHE STRING "Where warden.pc is installed, relative to the prefix")
 mark_as_advanced(WARDEN_INSTALL_PKGCONFIGDIR)

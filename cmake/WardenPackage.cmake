@@ -23,8 +23,9 @@ set(CPACK_DEBIAN_PACKAGE_LICENSE Apache-2.0)
 # (dpkg-dev) finds them (libhiredis0.14, libuv1, libfmt9, libssl3, ...).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # The development packages: warden.pc names hiredis, libuv, fmt, libssl and
-# libcrypto in Requires.private, which pkg-config resolves even for --cflags,
-# and a static libwarden needs their libraries at link time.
+# libcrypto (in Requires for a static libwarden, Requires.private for a shared
+# one), which pkg-config resolves even for --cflags, and a static libwarden
+# needs their libraries at link time.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libhiredis-dev, libuv1-dev, libfmt-dev, libssl-dev")
 # A shared libwarden: shlibs for packages built against it, and the ldconfig
 # trigger.

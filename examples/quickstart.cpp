@@ -1,5 +1,5 @@
-// quickstart: take a lock, work under it, release it, and watch a second
-// thread wait for its turn.
+// quickstart: take a lock, check it is still valid before a critical write,
+// release it, and watch a second thread wait for its turn.
 //
 //   ./quickstart redis://127.0.0.1:6379
 #include <warden/warden.hpp>
@@ -25,6 +25,14 @@ int main(int argc, char** argv) {
       std::cout << "locked '" << lock.name() << "', hold count " << lock.hold_count() << ", lease left "
                 << lock.remain_time_to_live().value_or(0ms).count() << " ms (renewed by the watchdog)\n";
 
+      // Right before a write that must not happen without the lock, check the
+      // hold is known valid for longer than the write takes. valid_for() is 0
+      // once the hold is lost; `lock.valid_until() - steady_clock::now() > 1s`
+      // says the same.
+      if (lock.valid_for() > 1s) {
+        std::cout << "valid for " << lock.valid_for().count() << " ms more: safe to write\n";
+      }
+
       lock.lock();  // re-entrant: the same thread may take it again
       std::cout << "re-entered, hold count " << lock.hold_count() << "\n";
       lock.unlock();
@@ -48,13 +56,10 @@ int main(int argc, char** argv) {
                 << " ms left\n";
       lock.unlock();
     }
-    std::cout << "is locked now: " << std::boolalpha << lock.is_locked() << "\n";
-
-    try {
-      lock.unlock();
-    } catch (const warden::Error& error) {
-      std::cout << "unlocking a lock we do not hold: " << error.what() << "\n";
-    }
+    std::cout << "is locked now: " << std::boolalpha << lock.is_locked() << ", valid for "
+              << lock.valid_for().count() << " ms\n";
+    // unlock() never throws (it is what std::lock_guard calls); unlock_checked() says why a release failed.
+    std::cout << "unlocking a lock we do not hold: " << lock.unlock_checked().message() << "\n";
   } catch (const warden::Error& error) {
     std::cerr << "quickstart failed: " << error.what() << "\n";
     return 1;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <iostream>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 
@@ -24,12 +25,15 @@ int main(int argc, char** argv) {
     auto elsewhere = [](auto what) { std::thread(what).join(); };
 
     {
-      std::lock_guard<warden::Lock> reading(read);
+      // The pair is used as std::shared_timed_mutex is: std::shared_lock takes
+      // the read lock, std::unique_lock (or std::lock_guard) the write lock.
+      std::shared_lock<warden::ReadWriteLock> reading(rw);
       std::cout << "main reads '" << rw.name() << "'\n";
       elsewhere([&] {
-        bool shared = read.try_lock();
-        std::cout << "  another thread may read too: " << (shared ? "yes" : "no") << "\n";
-        if (shared) read.unlock();
+        {
+          std::shared_lock<warden::ReadWriteLock> shared(rw, std::try_to_lock);
+          std::cout << "  another thread may read too: " << (shared.owns_lock() ? "yes" : "no") << "\n";
+        }
         std::cout << "  ... but not write: " << (write.try_lock_for(100ms) ? "it could?!" : "no") << "\n";
       });
 

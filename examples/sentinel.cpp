@@ -43,8 +43,7 @@ int main(int argc, char** argv) {
     });
     {
       std::lock_guard<warden::Lock> guard{lock};
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(lock.valid_until() -
-                                                                        std::chrono::steady_clock::now());
+      auto left = lock.valid_for();  // 0 once the hold is lost
       std::cout << "holding '" << lock.name() << "' on the master the sentinels name; valid for " << left.count()
                 << " ms more, renewed every " << (config.lock_watchdog_timeout / 3).count() << " ms\n";
     }

@@ -37,8 +37,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 8; ++i) {
       std::this_thread::sleep_for(250ms);
       auto left = lock.remain_time_to_live().value_or(0ms);
-      auto valid = std::chrono::duration_cast<std::chrono::milliseconds>(lock.valid_until() -
-                                                                          std::chrono::steady_clock::now());
+      auto valid = lock.valid_for();
       std::cout << "  t=" << (i + 1) * 250 << " ms: TTL on the server " << left.count() << " ms, valid locally for "
                 << valid.count() << " ms\n";
     }
@@ -54,6 +53,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     guard.unlock();
+    std::cout << "valid locally after the loss for " << lock.valid_for().count() << " ms\n";
     // unlock() never throws; unlock_checked() says why a release failed.
     std::cout << "unlock after the loss: " << lock.unlock_checked().message() << "\n";
   } catch (const warden::Error& error) {

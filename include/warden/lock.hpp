@@ -145,11 +145,21 @@ class WARDEN_API Lock : public detail::timed_lockable<Lock> {
   // Time left on the lease; std::nullopt when the lock is not held.
   std::optional<milliseconds> remain_time_to_live() const;
 
-  // Local bound up to which the calling thread's hold is known to be valid:
-  // the time the last confirmed acquire or renewal was sent plus its lease.
-  // time_point::min() when this client knows of no hold by the calling thread.
+  // Local bound up to which the calling thread's (or `owner`'s) hold is known
+  // to be valid: the time the last confirmed acquire or renewal was sent plus
+  // its lease. Without a hold (never taken, released, or lost) it is
+  // steady_clock::time_point{}, the clock's epoch (the boot on Linux): before
+  // any now, and safe to subtract from now (the difference is minus the
+  // uptime), so the check to make right before a critical write,
+  //   if (lock.valid_until() - std::chrono::steady_clock::now() > margin) write();
+  // is false then, as it is once the bound has passed.
   std::chrono::steady_clock::time_point valid_until() const;
   std::chrono::steady_clock::time_point valid_until(thread_id owner) const;
+  // The validity left: valid_until() - now in whole milliseconds, rounded
+  // down; zero once valid_until() has passed, and without a hold. The same
+  // check: if (lock.valid_for() > margin) write();
+  milliseconds valid_for() const;
+  milliseconds valid_for(thread_id owner) const;
 
   // Lost-lock listeners: each is called (on the I/O thread) when a hold of this
   // lock by any owner of this client is found lost — the key vanished or

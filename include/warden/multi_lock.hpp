@@ -108,10 +108,15 @@ class WARDEN_API MultiLock : public detail::timed_lockable<MultiLock> {
 
   // The earliest of the members' valid_until() for the calling thread (or
   // `owner`): the local bound up to which the whole set is known to be held.
-  // time_point::min() when it holds nothing through this MultiLock, or after
-  // a member was reported lost.
+  // steady_clock::time_point{} (the clock's epoch: before any now, safe to
+  // subtract from now, see Lock::valid_until()) when it holds nothing through
+  // this MultiLock, or after a member was reported lost.
   std::chrono::steady_clock::time_point valid_until() const;
   std::chrono::steady_clock::time_point valid_until(thread_id owner) const;
+  // The validity left before valid_until(), in whole milliseconds rounded
+  // down; zero once it has passed, and without a hold.
+  std::chrono::milliseconds valid_for() const;
+  std::chrono::milliseconds valid_for(thread_id owner) const;
 
   // Lost-lock listeners (see Lock): each is called once per hold when any
   // member of it is found lost (its key vanished or changed owner, its lease

@@ -4,6 +4,7 @@
 
 #include <warden/export.hpp>
 
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -15,9 +16,16 @@ namespace warden {
 // messages): any number of owners may hold the read lock at once; the write
 // lock excludes every other owner, readers and writers alike. Each half is a
 // plain warden::Lock — re-entrant per owner, sync and async, Lockable, with
-// lost-lock callbacks, valid_until() and watchdog renewal — so
-// std::shared_lock-style code simply locks read_lock() and writers lock
-// write_lock().
+// lost-lock callbacks, valid_until() and watchdog renewal.
+//
+// The pair itself is SharedTimedLockable and TimedLockable, with
+// std::shared_timed_mutex's vocabulary: lock_shared() and friends take the
+// read lock, lock() and friends the write lock, for the calling thread. So
+//   std::shared_lock<warden::ReadWriteLock> reading{rw};   // read_lock().lock()
+//   std::unique_lock<warden::ReadWriteLock> writing{rw};   // write_lock().lock()
+// work, as do std::lock_guard and try_to_lock / defer_lock / a timeout.
+// Each call is the half's (see Lock for what it waits for and throws);
+// unlock() and unlock_shared() never throw.
 //
 // Within one owner (client id + thread id):
 // - The write holder may also take the read lock. Releasing the write lock
@@ -46,6 +54,32 @@ class WARDEN_API ReadWriteLock {
 
   Lock read_lock() const noexcept { return read_; }
   Lock write_lock() const noexcept { return write_; }
+
+  // The write lock (Lockable, TimedLockable).
+  void lock() { write_.lock(); }
+  bool try_lock() { return write_.try_lock(); }
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    return write_.try_lock_for(wait);
+  }
+  template <class Clock, class Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return write_.try_lock_until(deadline);
+  }
+  void unlock() noexcept { write_.unlock(); }
+
+  // The read lock (SharedLockable, SharedTimedLockable).
+  void lock_shared() { read_.lock(); }
+  bool try_lock_shared() { return read_.try_lock(); }
+  template <class Rep, class Period>
+  bool try_lock_shared_for(const std::chrono::duration<Rep, Period>& wait) {
+    return read_.try_lock_for(wait);
+  }
+  template <class Clock, class Duration>
+  bool try_lock_shared_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    return read_.try_lock_until(deadline);
+  }
+  void unlock_shared() noexcept { read_.unlock(); }
 
  private:
   Lock read_;

@@ -122,10 +122,15 @@ class WARDEN_API RedLock : public detail::timed_lockable<RedLock> {
   // its lease minus the drift. Right after an acquire this is the round's start
   // plus lease minus drift, i.e. the end of the round plus the validity time.
   // It only moves forward while a majority stays confirmed: once it has
-  // passed, the hold is lost and never comes back. time_point::min() when
-  // nothing is held or the hold was lost.
+  // passed, the hold is lost and never comes back. steady_clock::time_point{}
+  // (the clock's epoch: before any now, safe to subtract from now, see
+  // Lock::valid_until()) when nothing is held or the hold was lost.
   std::chrono::steady_clock::time_point valid_until() const;
   std::chrono::steady_clock::time_point valid_until(thread_id owner) const;
+  // The validity left before valid_until(), in whole milliseconds rounded
+  // down; zero once it has passed, and without a hold.
+  std::chrono::milliseconds valid_for() const;
+  std::chrono::milliseconds valid_for(thread_id owner) const;
 
   // Lost-lock listeners (see Lock): each is called once per hold when a
   // majority of nodes is no longer confirmed valid — a node's loss left too

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "api/lock_calls.hpp"
+#include "lock/validity.hpp"
 
 namespace warden {
 
@@ -199,6 +200,13 @@ std::chrono::steady_clock::time_point Lock::valid_until() const { return valid_u
 
 std::chrono::steady_clock::time_point Lock::valid_until(thread_id owner) const {
   return live(core_, "valid_until()").client().holds().valid_until(*core_, owner);
+}
+
+std::chrono::milliseconds Lock::valid_for() const { return valid_for(current_thread_id()); }
+
+std::chrono::milliseconds Lock::valid_for(thread_id owner) const {
+  auto until = live(core_, "valid_for()").client().holds().valid_until(*core_, owner);
+  return detail::validity_left(until, detail::clock::now());
 }
 
 lost_listener_id Lock::add_lost_listener(lost_listener listener) {

@@ -4,6 +4,7 @@
 
 #include "api/composite_async.hpp"
 #include "composite/multi_core.hpp"
+#include "lock/validity.hpp"
 
 namespace warden {
 
@@ -61,6 +62,12 @@ std::chrono::steady_clock::time_point MultiLock::valid_until() const { return va
 
 std::chrono::steady_clock::time_point MultiLock::valid_until(thread_id owner) const {
   return detail::live(core_).valid_until(owner);
+}
+
+std::chrono::milliseconds MultiLock::valid_for() const { return valid_for(current_thread_id()); }
+
+std::chrono::milliseconds MultiLock::valid_for(thread_id owner) const {
+  return detail::validity_left(detail::live(core_).valid_until(owner), detail::clock::now());
 }
 
 lost_listener_id MultiLock::add_lost_listener(lost_listener listener) {

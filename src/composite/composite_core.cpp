@@ -10,6 +10,7 @@
 
 #include "composite/fan_out.hpp"
 #include "lock/limits.hpp"
+#include "lock/validity.hpp"
 #include "topology/client_core.hpp"
 #include "topology/node.hpp"
 
@@ -268,8 +269,10 @@ void CompositeCore::is_locked(acquire_done done) {
 clock::time_point CompositeCore::valid_until(thread_id owner) const {
   std::lock_guard<std::mutex> guard(mutex_);
   auto it = holds_.find(owner);
-  if (it == holds_.end() || it->second.lost) return clock::time_point::min();
-  return hold_valid_until(it->second, owner);
+  if (it == holds_.end() || it->second.lost) return no_hold_until;
+  // A policy may judge with time_point::min() (a RedLock whose majority
+  // lapsed); callers get a value they can subtract from now.
+  return std::max(hold_valid_until(it->second, owner), no_hold_until);
 }
 
 }  // namespace warden::detail

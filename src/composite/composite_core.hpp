@@ -69,6 +69,7 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   std::future<void> release(thread_id owner);
   void is_locked(acquire_done done);
   std::future<bool> is_locked();
+  // no_hold_until (lock/validity.hpp) when `owner` holds nothing or lost it.
   clock::time_point valid_until(thread_id owner) const;
   // The users' lost-lock listeners (see LostListeners).
   std::uint64_t add_lost_listener(std::function<void(const LockLost&)> listener);

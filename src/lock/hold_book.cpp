@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "io/spare_buckets.hpp"
+#include "lock/validity.hpp"
 
 namespace warden::detail {
 namespace {
@@ -154,7 +155,7 @@ int HoldBook::count(const LockCore& lock, thread_id owner) const {
 clock::time_point HoldBook::valid_until(const LockCore& lock, thread_id owner) const {
   std::lock_guard<std::mutex> guard(mutex_);
   auto it = holds_.find({&lock, owner});
-  return it == holds_.end() ? clock::time_point::min() : it->second.valid_until;
+  return it == holds_.end() ? no_hold_until : it->second.valid_until;
 }
 
 HoldBook::confirmation HoldBook::confirmed(const LockCore& lock, thread_id owner) const {

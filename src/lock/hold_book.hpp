@@ -97,7 +97,7 @@ class HoldBook {
   // a failed unlock is then "lease expired" rather than "not owner".
   bool knew_of(const LockCore& lock, thread_id owner) const;
   int count(const LockCore& lock, thread_id owner) const;
-  // Any thread.
+  // Any thread. no_hold_until (lock/validity.hpp) when the owner holds nothing.
   clock::time_point valid_until(const LockCore& lock, thread_id owner) const;
   // valid_until and when the server last confirmed it (the acquire's or the
   // renewal's reply arrived): RedLock judges its nodes' confirmations in the

@@ -211,7 +211,7 @@ TEST_F(Listeners, ADroppedLockAsyncFutureGivesTheHoldBack) {
   { auto ignored = lock.lock_async(owner); }
   EXPECT_TRUE(eventually([&] { return !probe.exists("dropped"); }, 3s)) << "the abandoned hold is still there";
   // No longer renewed either (the release's reply may trail the key's removal).
-  EXPECT_TRUE(eventually([&] { return lock.valid_until(owner) == std::chrono::steady_clock::time_point::min(); }, 2s));
+  EXPECT_TRUE(eventually([&] { return lock.valid_until(owner) == std::chrono::steady_clock::time_point{}; }, 2s));
 
   // Completed before it was dropped: waited for, never collected.
   auto ready = lock.try_lock_async(owner, 0ms);
@@ -236,7 +236,7 @@ TEST_F(Listeners, AnAcquireDroppedWhileWaitingGivesTheHoldBackWhenItGetsIt) {
   // channel), and gives it straight back.
   EXPECT_TRUE(eventually([&] { return subscribers(probe, "redisson_lock__channel:{dropped-waiting}") == 0; }, 3s));
   EXPECT_TRUE(eventually([&] { return !probe.exists("dropped-waiting"); }, 3s)) << "the abandoned hold is still there";
-  EXPECT_TRUE(eventually([&] { return lock.valid_until(owner) == std::chrono::steady_clock::time_point::min(); }, 2s));
+  EXPECT_TRUE(eventually([&] { return lock.valid_until(owner) == std::chrono::steady_clock::time_point{}; }, 2s));
   EXPECT_TRUE(theirs.try_lock());
   theirs.unlock();
 }
@@ -261,7 +261,7 @@ TEST_F(Listeners, ADroppedMultiLockAcquireGivesEveryMemberBack) {
   { auto ignored = multi.try_lock_async(owner, 1s); }
   EXPECT_TRUE(eventually([&] { return !probe.exists("md:a") && !probe.exists("md:b"); }, 3s))
       << "an abandoned hold is still there";
-  EXPECT_TRUE(eventually([&] { return multi.valid_until(owner) == std::chrono::steady_clock::time_point::min(); }, 2s));
+  EXPECT_TRUE(eventually([&] { return multi.valid_until(owner) == std::chrono::steady_clock::time_point{}; }, 2s));
   // Collected: kept.
   ASSERT_TRUE(multi.try_lock_async(owner, 1s).get());
   EXPECT_TRUE(probe.exists("md:a"));

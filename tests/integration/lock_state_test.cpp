@@ -73,7 +73,7 @@ TEST_F(LockState, QueriesReflectTheServer) {
   EXPECT_FALSE(lock.is_locked());
   EXPECT_FALSE(lock.is_held_by_current_thread());
   EXPECT_EQ(lock.hold_count(), 0);
-  EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point::min());
+  EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point{});
   auto before = std::chrono::steady_clock::now();
   lock.lock();
   EXPECT_TRUE(lock.is_locked());

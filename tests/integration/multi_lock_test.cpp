@@ -22,7 +22,7 @@ TEST(MultiLock, TakesEveryMemberAndUnlockRemovesEveryKey) {
   Client client{fast_config(server)};
   MultiLock multi{client.get_lock("m:a"), client.get_lock("m:b"), client.get_lock("m:c")};
   EXPECT_FALSE(multi.is_locked());
-  EXPECT_EQ(multi.valid_until(), std::chrono::steady_clock::time_point::min());
+  EXPECT_EQ(multi.valid_until(), std::chrono::steady_clock::time_point{});
 
   multi.lock();
   for (auto key : {"m:a", "m:b", "m:c"}) {
@@ -34,7 +34,7 @@ TEST(MultiLock, TakesEveryMemberAndUnlockRemovesEveryKey) {
   multi.unlock();
   EXPECT_EQ(probe.keys("m:*"), std::vector<std::string>{});
   EXPECT_FALSE(multi.is_locked());
-  EXPECT_EQ(multi.valid_until(), std::chrono::steady_clock::time_point::min());
+  EXPECT_EQ(multi.valid_until(), std::chrono::steady_clock::time_point{});
 }
 
 TEST(MultiLock, IsReentrantPerMember) {
@@ -180,7 +180,7 @@ TEST(MultiLock, ALostMemberFiresTheCallbackOnce) {
   EXPECT_LE(multi.valid_until(), std::chrono::steady_clock::now());
   probe.command({"DEL", "l:a"});  // a second loss of the same hold is not reported again
   Lock member_a = client.get_lock("l:a");
-  ASSERT_TRUE(eventually([&] { return member_a.valid_until() == std::chrono::steady_clock::time_point::min(); }, 2s));
+  ASSERT_TRUE(eventually([&] { return member_a.valid_until() == std::chrono::steady_clock::time_point{}; }, 2s));
   {
     std::lock_guard<std::mutex> guard(mutex);
     ASSERT_EQ(seen.size(), 1u);
@@ -297,7 +297,7 @@ TEST(MultiLock, AsyncTwinsTakeAnExplicitOwner) {
   multi.lock_async(owner).get();
   EXPECT_EQ(probe.hgetall("as:a").count(owner_field(client, owner)), 1u);
   EXPECT_GT(multi.valid_until(owner), std::chrono::steady_clock::now());
-  EXPECT_EQ(multi.valid_until(), std::chrono::steady_clock::time_point::min());  // not the calling thread's
+  EXPECT_EQ(multi.valid_until(), std::chrono::steady_clock::time_point{});  // not the calling thread's
   std::thread other([&] { multi.unlock_async(owner).get(); });  // released from another thread
   other.join();
   EXPECT_EQ(probe.keys("as:*"), std::vector<std::string>{});

@@ -168,7 +168,7 @@ TEST(RedLock, ValidUntilIsTheRoundStartPlusLeaseMinusDrift) {
   Nodes nodes(3);
   Side mine(nodes);
   RedLock lock = mine.red_lock("valid");
-  EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point::min());
+  EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point{});
   auto before = std::chrono::steady_clock::now();
   lock.lock(10s);
   auto after = std::chrono::steady_clock::now();
@@ -184,7 +184,7 @@ TEST(RedLock, ValidUntilIsTheRoundStartPlusLeaseMinusDrift) {
     EXPECT_LE(ttl, 10'000);
   }
   lock.unlock();
-  EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point::min());
+  EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point{});
 }
 
 TEST(RedLock, OneOfThreeNodesDownStillLocks) {
@@ -414,7 +414,7 @@ TEST(RedLock, LosingTheMajorityFiresTheCallback) {
     EXPECT_EQ(seen[0].cause, errc::lease_expired);
     EXPECT_NE(seen[0].message.find("1 of 3 nodes confirmed valid, 2 needed"), std::string::npos) << seen[0].message;
   }
-  EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point::min());
+  EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point{});
   Error error = expect_error([&] { lock.unlock_async(current_thread_id()).get(); });
   EXPECT_EQ(error.code(), errc::lease_expired) << error.what();
   // A lost hold lets go of the node it still had, without waiting for unlock().

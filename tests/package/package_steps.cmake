@@ -206,3 +206,37 @@ function(check_shared_library library soversion)
     message(FATAL_ERROR "${count} internal symbols are exported:\n${text}")
   endif()
 endfunction()
+
+# The pkg-config lines of README.md ("Without CMake, through pkg-config"), run
+# as they are printed, in a scratch directory holding the consumer as app.cpp,
+# with PKG_CONFIG_PATH pointing at `pc_dir`; each program (a.out) is run with
+# `lib_dir` on LD_LIBRARY_PATH. A sanitizer build's flags (CXX_FLAGS,
+# LINKER_FLAGS) are appended after the line: its static libwarden only links
+# with those runtimes.
+function(readme_pkg_config_lines pc_dir lib_dir work)
+  file(STRINGS "${WARDEN_SOURCE_DIR}/README.md" lines REGEX "^c\\+\\+ .*\\$\\(pkg-config ")
+  if(NOT lines)
+    message(FATAL_ERROR "README.md has no 'c++ ... $(pkg-config ...)' line")
+  endif()
+  find_program(SH_EXECUTABLE sh REQUIRED)
+  set(index 0)
+  foreach(line IN LISTS lines)
+    # The command, without its trailing comment.
+    string(REGEX REPLACE "[ ]+#.*$" "" command "${line}")
+    set(dir "${work}/readme-${index}")
+    file(REMOVE_RECURSE "${dir}")
+    file(MAKE_DIRECTORY "${dir}")
+    configure_file("${CONSUMER_SOURCE_DIR}/main.cpp" "${dir}/app.cpp" COPYONLY)
+    set(extra "")
+    if(NOT "${CXX_FLAGS} ${LINKER_FLAGS}" MATCHES "^ *$")
+      set(extra " ${CXX_FLAGS} ${LINKER_FLAGS}")
+    endif()
+    run_step("README line ${index}, as printed: ${command}"
+      "${CMAKE_COMMAND}" -E chdir "${dir}" "${CMAKE_COMMAND}" -E env "PKG_CONFIG_PATH=${pc_dir}"
+      "${SH_EXECUTABLE}" -c "${command}${extra}")
+    run_step("Running the program README line ${index} built"
+      "${CMAKE_COMMAND}" -E env "LD_LIBRARY_PATH=${lib_dir}" "${dir}/a.out")
+    check_consumer_output("${step_output}")
+    math(EXPR index "${index} + 1")
+  endforeach()
+endfunction()

@@ -3,7 +3,8 @@
 #   MODE=find_package      installs this build tree into WORK_DIR/prefix with
 #                          cmake --install and finds it there (CMake consumer)
 #   MODE=pkg_config        installs it the same way and builds the consumer
-#                          with a plain Makefile from warden.pc
+#                          with a plain Makefile from warden.pc, and with
+#                          each pkg-config line of README.md as printed
 #   MODE=add_subdirectory  adds WARDEN_SOURCE_DIR to the consumer's build
 # Run as a ctest test (see CMakeLists.txt next to this file for the inputs):
 #   cmake -DMODE=... -DWORK_DIR=... [...] -P run_consumer.cmake
@@ -43,6 +44,7 @@ if(MODE STREQUAL "find_package" OR MODE STREQUAL "pkg_config")
       set(lib_dir "")
     endif()
     make_consumer("${installed_pc_dir}" "${lib_dir}" ${static} "${WORK_DIR}/make")
+    readme_pkg_config_lines("${installed_pc_dir}" "${lib_dir}" "${WORK_DIR}/readme")
   endif()
 elseif(MODE STREQUAL "add_subdirectory")
   consumer_configure_args(args "${build_dir}")

@@ -4,7 +4,8 @@
 #   - a shared libwarden has soname libwarden.so.<soversion> and exports only
 #     the public API (nm -D; the counts are printed);
 #   - installed with cmake --install, it is found by find_package (CMake
-#     consumer) and by pkg-config (plain-Makefile consumer);
+#     consumer) and by pkg-config (plain-Makefile consumer, and README.md's
+#     pkg-config lines as printed);
 #   - cpack -G DEB makes a .deb with the library, headers, CMake and pkg-config
 #     files and warden-inspect, which unpacked (dpkg -x) into a scratch root is
 #     found the same two ways, and which dpkg would install on this system
@@ -72,6 +73,7 @@ if(SHARED)
 else()
   make_consumer("${prefix_pc_dir}" "" ON "${WORK_DIR}/make-consumer")
 endif()
+readme_pkg_config_lines("${prefix_pc_dir}" "${prefix_lib_dir}" "${WORK_DIR}/readme")
 
 # The Debian package.
 find_program(DPKG_DEB_EXECUTABLE dpkg-deb)

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <future>
+#include <sstream>
 #include <thread>
 
 #include "redis_probe.hpp"
@@ -283,6 +284,77 @@ TEST_F(Inspect, ForceUnlockWithYesFreesAFairLockForItsHead) {
   auto none = inspect({"--force-unlock", "--yes", "inspect:absent"});
   EXPECT_EQ(none.exit_code, 0) << none.err;
   EXPECT_TRUE(contains(none.out, "nothing to unlock")) << none.out;
+}
+
+// The ACL line --help prints (PERMISSIONS), applied as printed: with it the
+// tool reads every lock kind, held and waited on, and scans, and the server
+// denies nothing (ACL LOG stays empty). The README's lock user line has its
+// own test (integration.Acl).
+TEST_F(Inspect, TheHelpsAclLineIsEnoughToInspectEveryKind) {
+  auto help = run_program(WARDEN_INSPECT, {"--help"}, 10s);
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  std::vector<std::string> argv;
+  std::istringstream lines(help.out);
+  for (std::string line; argv.empty() && std::getline(lines, line);) {
+    auto at = line.find("ACL SETUSER ");
+    if (at == std::string::npos) continue;
+    std::istringstream words(line.substr(at));
+    for (std::string word; words >> word;) argv.push_back(word);
+  }
+  ASSERT_GE(argv.size(), 4u) << "no ACL SETUSER line in --help:\n" << help.out;
+  std::string password;
+  for (auto& word : argv) {
+    if (word.size() > 1 && word[0] == '>') password = word.substr(1);
+  }
+  ASSERT_FALSE(password.empty()) << "the line sets no password";
+  auto applied = probe.command(argv);
+  ASSERT_FALSE(applied.is_error()) << applied.str;
+  probe.command({"ACL", "LOG", "RESET"});
+  const std::string url = "redis://" + argv[2] + ":" + password + "@127.0.0.1:" + std::to_string(server.port());
+  auto as_user = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--url", url});
+    return run_program(WARDEN_INSPECT, args, 20s);
+  };
+
+  // Every kind, held, with a waiter parked where one can be.
+  Lock lock = holder.get_lock("acl:lock");
+  lock.lock();
+  Waiter lock_waiter(waiters.get_lock("acl:lock"));
+  FairLock fair = holder.get_fair_lock("acl:fair");
+  fair.lock();
+  Waiter fair_waiter(waiters.get_fair_lock("acl:fair"));
+  ReadWriteLock rw = holder.get_read_write_lock("acl:rw");
+  rw.read_lock().lock();
+  Waiter writer(waiters.get_read_write_lock("acl:rw").write_lock());
+  FencedLock fenced = holder.get_fenced_lock("acl:fenced");
+  fenced.lock();
+  ASSERT_TRUE(eventually([&] { return subscribers(probe, "redisson_lock__channel:{acl:lock}") == 1; }));
+  ASSERT_TRUE(eventually([&] { return probe.command({"LLEN", "redisson_lock_queue:{acl:fair}"}).integer == 1; }));
+  ASSERT_TRUE(eventually([&] { return subscribers(probe, "redisson_rwlock:{acl:rw}") == 1; }));
+
+  for (auto name : {"acl:lock", "acl:fair", "acl:rw", "acl:fenced", "acl:free"}) {
+    auto run = as_user({"--json", name});
+    EXPECT_EQ(run.exit_code, 0) << name << ": " << run.err;
+  }
+  auto text = as_user({"acl:fair"});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_TRUE(contains(text.out, "fair lock, held")) << text.out;
+  EXPECT_TRUE(contains(text.out, "connected from 127.0.0.1:")) << text.out;  // CLIENT LIST was allowed
+  auto scan = as_user({"scan", "acl:*"});
+  EXPECT_EQ(scan.exit_code, 0) << scan.err;
+  EXPECT_TRUE(contains(scan.out, "rw/read")) << scan.out;
+  EXPECT_TRUE(contains(scan.out, "acl:fenced")) << scan.out;
+
+  std::string denials;
+  for (auto& entry : probe.command({"ACL", "LOG"}).elements) {
+    for (auto& field : entry.elements) denials += field.str + " ";
+    denials += "\n";
+  }
+  EXPECT_EQ(denials, "");
+  fenced.unlock();
+  rw.read_lock().unlock();
+  fair.unlock();
+  lock.unlock();
 }
 
 TEST_F(Inspect, HelpUsageErrorsAndAnUnreachableServer) {

@@ -1012,7 +1012,7 @@ void controller::print_calls_before(const section& s) const {
 std::string describe(const section& s) {
   std::ostringstream out;
   out << "pid " << s.pid << " thread " << s.thread << " " << s.mode << " [" << ms_of(s.enter) << ", "
-      << ms_of(s.exit) << "] ms, valid_until " << (s.valid_until == 0 ? std::string("min") : std::to_string(ms_of(s.valid_until)))
+      << ms_of(s.exit) << "] ms, valid_until " << (s.valid_until == 0 ? std::string("none") : std::to_string(ms_of(s.valid_until)))
       << (s.valid() ? " (valid at exit)" : " (invalid at exit)");
   return out.str();
 }

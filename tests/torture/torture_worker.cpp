@@ -67,7 +67,7 @@ class record_file {
 };
 
 std::int64_t to_ns(steady::time_point t) {
-  if (t == steady::time_point::min()) return 0;
+  if (t <= steady::time_point{}) return 0;  // no hold: valid_until() is the clock's epoch
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 

@@ -12,6 +12,7 @@
 #include <warden/error.hpp>
 
 #include "lock/hold_book.hpp"
+#include "lock/validity.hpp"
 
 namespace warden::detail {
 namespace {
@@ -64,7 +65,33 @@ TEST_F(HoldBookTest, ReentrantHoldsAreCountedAndReleasedOneByOne) {
   book.released(*lock, 7, true);
   EXPECT_EQ(book.count(*lock, 7), 0);
   EXPECT_FALSE(book.knew_of(*lock, 7));
-  EXPECT_EQ(book.valid_until(*lock, 7), clock::time_point::min());
+  EXPECT_EQ(book.valid_until(*lock, 7), clock::time_point{});
+}
+
+// Without a hold (never taken, released, lost) valid_until() is a time a
+// caller can subtract now from: the check before a critical write is false,
+// and nothing overflows (time_point::min() - now did).
+TEST_F(HoldBookTest, WithoutAHoldValidUntilIsSafeToSubtractNowFrom) {
+  auto expect_none = [&](const char* when) {
+    SCOPED_TRACE(when);
+    auto until = book.valid_until(*lock, 7);
+    EXPECT_FALSE(until - clock::now() > 1s);
+    auto now = clock::now();
+    EXPECT_LE(until - now, clock::duration::zero());
+    EXPECT_GE(until - now, -now.time_since_epoch());
+    EXPECT_EQ(validity_left(until, clock::now()), 0ms);
+  };
+  expect_none("never taken");
+  auto sent = clock::now();
+  book.acquired(lock, 7, std::nullopt, sent);
+  EXPECT_EQ(validity_left(book.valid_until(*lock, 7), sent), 30s);
+  EXPECT_EQ(validity_left(book.valid_until(*lock, 7), sent + 500us), 29999ms);  // rounded down
+  book.releasing(*lock, 7);
+  book.released(*lock, 7, true);
+  expect_none("released");
+  book.acquired(lock, 7, std::nullopt, sent);
+  EXPECT_NE(book.lose({lock.get(), 7}), nullptr);
+  expect_none("lost");
 }
 
 TEST_F(HoldBookTest, FixedLeasesAreTimedByTheKeeper) {

@@ -185,10 +185,16 @@ EXAMPLES
        warden-inspect scan 'orders:*'
 
 PERMISSIONS
-       With an ACL user, warden-inspect needs: +type +hgetall +pttl +lrange
-       +zrange +get +exists +time +scan +pubsub|numsub +client|list (the
-       last one only to show client addresses), and for --force-unlock
-       +evalsha +eval and what warden's release scripts run.
+       An ACL user that may inspect every lock and write nothing (one
+       line; give it the password you like):
+
+ACL SETUSER inspect on >secret resetkeys resetchannels -@all +ping +client|setname +multi +exec +type +hgetall +pttl +lrange +zrange +get +time +scan +pubsub|numsub +client|list ~*
+
+       Each lock is read in one MULTI/EXEC; +ping and +client|setname are
+       what every warden connection sends, +client|list only shows client
+       addresses. Replace ~* by your locks' key patterns to narrow it
+       (README, "ACL"). --force-unlock runs warden's release scripts: it
+       needs the lock user's line given there.
 )";
 }
 
