@@ -107,7 +107,11 @@ constexpr milliseconds watchdog{1500};
 constexpr milliseconds command_timeout{500};
 constexpr milliseconds fair_wait{2000};
 constexpr int worker_count = 3;
-constexpr int thread_count = 3;
+constexpr int thread_count = 3;  // threads per worker, sharing its Client(s)
+// No faults for this long at the start, and this long between two rounds of
+// faults: stretches where the liveness check judges hand-offs.
+constexpr milliseconds calm_start{2000};
+constexpr milliseconds calm_between_rounds{4000};
 
 std::int64_t ms_of(std::int64_t ns) { return ns / 1'000'000; }
 
@@ -178,6 +182,27 @@ struct call {
   long wait_ms = 0;
   long pid = 0;
   int thread = 0;
+  int lock = -1;  // -1: a record written before calls named their lock
+  char mode = 'x';
+};
+
+// One hold as the calls tell it: from the acquire's return (the caller was
+// given the lock) to the start of its unlock() (the holder let go).
+struct hold {
+  int lock = 0;
+  char mode = 'x';
+  long pid = 0;
+  int thread = 0;
+  std::int64_t granted = 0;
+  std::int64_t released = INT64_MAX;  // INT64_MAX: no unlock recorded (the worker was killed)
+  std::string unlock_result;
+};
+
+// A blocking acquire that waited (try_lock_for with a wait > 0).
+struct waiter {
+  std::int64_t start = 0, end = 0, deadline = 0;
+  long pid = 0;
+  int thread = 0;
 };
 
 class controller {
@@ -193,6 +218,14 @@ class controller {
   }
 
   int run();
+  // The liveness bound (before the sanitizers' extra slack), and the negative
+  // control: worker slot 0's thread 0 takes each lock a wait gave it this
+  // much later (0: off).
+  void set_liveness(long handoff_ms, long late_wakeup_ms) {
+    handoff_ms_ = handoff_ms;
+    late_wakeup_ms_ = late_wakeup_ms;
+    if (late_wakeup_ms_ > 0) name_ = "late-wakeup-" + name_;
+  }
 
  private:
   void start_servers();
@@ -232,6 +265,9 @@ class controller {
   void sweep_fair_queues();
   void read_records();
   int analyse();
+  std::string check_liveness();
+  std::int64_t settle_after(const fault& f) const;
+  const fault* disturbed(std::int64_t from, std::int64_t to) const;
   std::int64_t stopped_during(long pid, std::int64_t start, std::int64_t end) const;
   void print_faults_near(std::int64_t from, std::int64_t to) const;
   void print_calls_before(const section& s) const;
@@ -269,6 +305,9 @@ class controller {
   std::vector<call> calls_;
   std::map<int, long> intents_;          // lock → "about to write" lines
   std::vector<std::string> failures_;
+  std::map<long, std::int64_t> killed_at_;  // pid → when we killed it
+  long late_wakeup_ms_ = 0;                 // the liveness check's negative control (worker slot 0)
+  long handoff_ms_ = 500;                   // the liveness bound, before the sanitizers' extra slack
   long keys_left_ = 0;
   std::string sweep_note_;
   long unexpected_exits_ = 0;
@@ -335,6 +374,7 @@ void controller::spawn_worker(int slot) {
       std::to_string(fair_wait.count()),
       std::to_string(random_()),
   };
+  if (late_wakeup_ms_ > 0 && slot == 0) args.push_back(std::to_string(late_wakeup_ms_));
   workers_.push_back({std::make_unique<ChildProcess>(worker_path_, args), false});
   live_[slot] = workers_.size() - 1;
 }
@@ -433,6 +473,7 @@ void controller::fault_kill_worker() {
   victim.process->kill(SIGKILL);
   victim.process->wait();
   long old_pid = victim.process->pid();
+  killed_at_[old_pid] = start;
   spawn_worker(slot);
   note(start, "kill_worker", "pid " + std::to_string(old_pid) + " replaced by " +
                                  std::to_string(workers_.back().process->pid()));
@@ -829,8 +870,18 @@ void controller::inject_faults(std::int64_t until) {
   // Every kind once in a shuffled round, then a new round: a short run still
   // sees each kind.
   std::vector<fault_fn> round;
+  bool first_round = true;
   while (monotonic_ns() < until) {
     if (round.empty()) {
+      // Between rounds a calm stretch, long enough for the last fault to
+      // settle and for some hand-offs to be judged afterwards.
+      if (!first_round) {
+        std::this_thread::sleep_for(std::min<std::int64_t>(calm_between_rounds.count() * 1'000'000,
+                                                           std::max<std::int64_t>(0, until - monotonic_ns())) *
+                                    1ns);
+        if (monotonic_ns() >= until) break;
+      }
+      first_round = false;
       round = kinds;
       std::shuffle(round.begin(), round.end(), random_);
     }
@@ -973,7 +1024,9 @@ void controller::read_records() {
       } else if (tag == "C") {
         call c;
         fields >> c.name >> c.start >> c.end >> c.wait_ms >> c.result >> c.pid >> c.thread;
-        if (fields) calls_.push_back(c);
+        if (!fields) continue;
+        if (!(fields >> c.lock >> c.mode)) c.lock = -1;
+        calls_.push_back(c);
       } else if (tag == "I") {
         int lock = 0;
         fields >> lock;
@@ -1014,6 +1067,194 @@ std::string describe(const section& s) {
   out << "pid " << s.pid << " thread " << s.thread << " " << s.mode << " [" << ms_of(s.enter) << ", "
       << ms_of(s.exit) << "] ms, valid_until " << (s.valid_until == 0 ? std::string("min") : std::to_string(ms_of(s.valid_until)))
       << (s.valid() ? " (valid at exit)" : " (invalid at exit)");
+  return out.str();
+}
+
+// ---- liveness
+
+// How long after a fault ended it may still slow a hand-off down. Every fault
+// may have cost a holder its lease (paused or stopped servers, lost
+// connections, a killed holder), and then the waiters wait for that lease to
+// run out: a lease and a half-second. A fair queue may keep dead waiters of a
+// killed or stopped worker (all its threads) at its head, each dropped
+// fair_wait after its last attempt. After a kill -9 of a Sentinel master the
+// group refuses lock writes until the restarted node is a replica again
+// (about 10 s: the sentinels wait before correcting it).
+std::int64_t controller::settle_after(const fault& f) const {
+  milliseconds settle = watchdog + 500ms;
+  if (kind_ == "fair" && (f.kind == "kill_worker" || f.kind.rfind("sigstop", 0) == 0))
+    settle += fair_wait * thread_count;
+  if (in_sentinel_ && f.kind == "master_kill") settle += 15s;
+  if (const char* forced = std::getenv("WARDEN_TORTURE_SETTLE_MS"); forced && *forced)
+    settle = milliseconds{std::atol(forced)};
+  return settle.count() * 1'000'000;
+}
+
+// The last fault that was active, or still settling, at some time in [from, to].
+const fault* controller::disturbed(std::int64_t from, std::int64_t to) const {
+  const fault* found = nullptr;
+  for (const auto& f : faults_)
+    if (f.start <= to && f.end + settle_after(f) >= from) found = &f;
+  return found;
+}
+
+namespace {
+
+std::string percentiles(std::vector<std::int64_t> ns) {
+  if (ns.empty()) return "none";
+  std::sort(ns.begin(), ns.end());
+  auto at = [&](double q) {
+    std::int64_t v = ns[std::min(ns.size() - 1, static_cast<std::size_t>(q * static_cast<double>(ns.size())))];
+    if (v == INT64_MAX) return std::string("never");
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(1) << static_cast<double>(v) / 1e6;
+    return out.str();
+  };
+  return "p50 " + at(0.5) + " / p90 " + at(0.9) + " / p99 " + at(0.99) + " / max " + at(1.0) + " ms";
+}
+
+}  // namespace
+
+// Liveness, judged only where no fault was active or settling (settle_after):
+// a lock let go while another thread waited for it is held again within the
+// bound, timed from the start of the holder's unlock() to the return of the
+// next acquire; and no call runs past its wait by more than the bound (a call
+// held up until some timer fires). Readers of a ReadWriteLock count as a
+// release only when the last holder lets go.
+std::string controller::check_liveness() {
+  const std::int64_t slack_ms = env_long("WARDEN_TORTURE_SLACK_MS", 300);
+  const std::int64_t bound_ms = handoff_ms_ + std::max<std::int64_t>(0, slack_ms - 300);
+  const std::int64_t bound = bound_ms * 1'000'000;
+  const std::int64_t lease = watchdog.count() * 1'000'000;
+
+  // Holds and waits per lock, from each thread's calls in order.
+  std::map<int, std::vector<hold>> holds;
+  std::map<int, std::vector<waiter>> waits;
+  std::map<std::pair<long, int>, std::pair<int, std::size_t>> open;  // thread → its hold (lock, index)
+  std::int64_t longest_wait = 0;
+  for (const auto& c : calls_) {
+    if (c.lock < 0) continue;
+    const auto who = std::make_pair(c.pid, c.thread);
+    if (c.name == "unlock") {
+      auto found = open.find(who);
+      if (found == open.end() || found->second.first != c.lock) continue;
+      hold& h = holds[c.lock][found->second.second];
+      h.released = c.start;
+      h.unlock_result = c.result;
+      open.erase(found);
+      continue;
+    }
+    if (c.wait_ms > 0) {
+      waits[c.lock].push_back({c.start, c.end, c.start + c.wait_ms * 1'000'000, c.pid, c.thread});
+      longest_wait = std::max(longest_wait, c.wait_ms * 1'000'000);
+    }
+    if (c.result != "ok") continue;
+    holds[c.lock].push_back({c.lock, c.mode, c.pid, c.thread, c.end, INT64_MAX, ""});
+    open[who] = {c.lock, holds[c.lock].size() - 1};
+  }
+  // A killed worker's holds last until its lease ran out after the kill.
+  for (auto& [lock, list] : holds)
+    for (auto& h : list)
+      if (h.released == INT64_MAX && killed_at_.count(h.pid) != 0)
+        h.released = std::max(h.granted, killed_at_[h.pid]) + lease;
+
+  std::vector<std::int64_t> latencies;
+  long over = 0, not_judged = 0, printed = 0;
+  for (auto& [lock, list] : holds) {
+    std::sort(list.begin(), list.end(), [](const hold& a, const hold& b) { return a.granted < b.granted; });
+    auto& lock_waits = waits[lock];
+    std::sort(lock_waits.begin(), lock_waits.end(), [](const waiter& a, const waiter& b) { return a.start < b.start; });
+    // The two latest releases among the holds granted up to each index: was
+    // anybody but the one letting go still holding at that moment?
+    using latest = std::pair<std::int64_t, std::size_t>;  // release, index
+    std::vector<latest> top1(list.size()), top2(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      latest first{-1, i}, second{-1, i};
+      if (i > 0) first = top1[i - 1], second = top2[i - 1];
+      latest mine{list[i].released, i};
+      if (mine.first > first.first) {
+        second = first;
+        first = mine;
+      } else if (mine.first > second.first) {
+        second = mine;
+      }
+      top1[i] = first;
+      top2[i] = second;
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const hold& h = list[i];
+      if (h.released == INT64_MAX || h.unlock_result != "ok") continue;
+      const std::int64_t r0 = h.released;
+      // The holds granted at or before r0 end at `next`.
+      auto next = std::upper_bound(list.begin(), list.end(), r0,
+                                   [](std::int64_t t, const hold& x) { return t < x.granted; });
+      const std::size_t last = static_cast<std::size_t>(next - list.begin()) - 1;
+      const latest other = top1[last].second == i ? top2[last] : top1[last];
+      if (other.first > r0) continue;  // still held by somebody else: not free
+      // Somebody else waiting at r0 who would wait on past the bound.
+      const waiter* waiting = nullptr;
+      auto w = std::lower_bound(lock_waits.begin(), lock_waits.end(), r0 - longest_wait,
+                                [](const waiter& x, std::int64_t t) { return x.start < t; });
+      for (; w != lock_waits.end() && w->start < r0; ++w) {
+        if (w->end <= r0 || w->deadline < r0 + bound) continue;
+        if (w->pid == h.pid && w->thread == h.thread) continue;
+        waiting = &*w;
+        break;
+      }
+      if (!waiting) continue;
+      if (disturbed(r0, r0 + bound)) {
+        ++not_judged;
+        continue;
+      }
+      const std::int64_t latency = next == list.end() ? INT64_MAX : next->granted - r0;
+      latencies.push_back(latency);
+      if (latency <= bound) continue;
+      ++over;
+      if (++printed > 10) continue;
+      std::cout << "LIVENESS: " << lock_names_[lock] << " let go by pid " << h.pid << " thread " << h.thread << " ("
+                << h.mode << ") at " << ms_of(r0) << " ms while pid " << waiting->pid << " thread " << waiting->thread
+                << " waited (since " << ms_of(waiting->start) << " ms, until " << ms_of(waiting->deadline)
+                << " ms), held again ";
+      if (next == list.end()) {
+        std::cout << "never\n";
+      } else {
+        std::cout << ms_of(latency) << " ms later by pid " << next->pid << " thread " << next->thread << " ("
+                  << next->mode << ")\n";
+      }
+      print_faults_near(r0 - 10'000'000'000, r0 + std::min<std::int64_t>(latency, 10'000'000'000));
+    }
+  }
+  if (over > 0)
+    failures_.push_back(std::to_string(over) + " hand-offs over the liveness bound of " + std::to_string(bound_ms) +
+                        " ms (released while others waited, no fault active)");
+
+  // No call past its wait by more than the bound where no fault was active.
+  long calls_judged = 0, calls_over = 0;
+  std::int64_t worst = 0;
+  for (const auto& c : calls_) {
+    if (disturbed(c.start, c.start + c.wait_ms * 1'000'000 + bound)) continue;
+    ++calls_judged;
+    std::int64_t excess = c.end - c.start - c.wait_ms * 1'000'000;
+    worst = std::max(worst, excess);
+    if (excess <= bound) continue;
+    if (++calls_over <= 10) {
+      std::cout << "LIVENESS: " << c.name << "(" << c.wait_ms << " ms) by pid " << c.pid << " thread " << c.thread
+                << " took " << ms_of(c.end - c.start) << " ms (" << c.result << "), from " << ms_of(c.start)
+                << " ms, no fault active\n";
+      print_faults_near(c.start - 10'000'000'000, c.end);
+    }
+  }
+  if (calls_over > 0)
+    failures_.push_back(std::to_string(calls_over) + " calls over their wait by more than the liveness bound of " +
+                        std::to_string(bound_ms) + " ms (no fault active)");
+
+  std::ostringstream out;
+  out << "  liveness (bound " << bound_ms << " ms, judged where no fault was active or settling):\n"
+      << "    hand-offs while others waited: " << latencies.size() << " judged, " << percentiles(latencies) << ", "
+      << over << " over the bound; " << not_judged << " near faults not judged\n"
+      << "    calls: " << calls_judged << " judged, worst " << std::fixed << std::setprecision(1)
+      << static_cast<double>(worst) / 1e6 << " ms over the wait, " << calls_over << " over the bound\n";
+  if (latencies.empty() && !control_) failures_.push_back("no hand-off judged: the liveness check proves nothing");
   return out.str();
 }
 
@@ -1172,6 +1413,8 @@ int controller::analyse() {
   }
   if (bound_violations > 0) failures_.push_back(std::to_string(bound_violations) + " calls past their bound");
 
+  const std::string liveness = check_liveness();
+
   // Counters: each write that the record says happened added one.
   std::ostringstream counters;
   long lost_updates = 0;
@@ -1271,6 +1514,7 @@ int controller::analyse() {
     for (auto& [result, n] : by_result) std::cout << " " << result << " " << n;
     std::cout << "\n";
   }
+  std::cout << liveness;
   std::cout << tokens.str();
   std::cout << "  counters" << (control_ ? " (must lose updates)" : "") << ":\n" << counters.str();
   std::cout << sweep_note_;
@@ -1311,16 +1555,19 @@ int controller::run() {
   for (int slot = 0; slot < worker_count; ++slot) spawn_worker(slot);
 
   if (!control_) {
-    // Faults from the first second on, none in the calm tail: a fair waiter
-    // killed late is dropped only after fair_wait, by another attempt.
+    // Faults after a calm start, in which the liveness check judges every
+    // hand-off (later only those away from faults are), and none in the calm
+    // tail: a fair waiter killed late is dropped only after fair_wait, by
+    // another attempt.
     std::int64_t calm = (fair_wait + 500ms).count() * 1'000'000;
-    std::this_thread::sleep_for(500ms);
+    std::this_thread::sleep_for(calm_start);
     inject_faults(std::max(start, end_ns_ - calm));
   }
   wait_for_workers();
   keys_left_ = control_ ? 0 : keys_left();
   int code = analyse();
-  if (code == 0 && std::getenv("WARDEN_TORTURE_KEEP") == nullptr) fs::remove_all(run_dir_);
+  // The negative control of liveness fails by design: nothing to keep.
+  if ((code == 0 || late_wakeup_ms_ > 0) && std::getenv("WARDEN_TORTURE_KEEP") == nullptr) fs::remove_all(run_dir_);
   return code;
 }
 
@@ -1328,6 +1575,13 @@ int controller::run() {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  // --handoff-ms MS: the liveness bound (default $WARDEN_TORTURE_HANDOFF_MS, else 500).
+  // --late-wakeup MS: the liveness check's negative control (see the worker).
+  long handoff_ms = env_long("WARDEN_TORTURE_HANDOFF_MS", 500), late_wakeup_ms = 0;
+  while (args.size() >= 2 && (args[0] == "--handoff-ms" || args[0] == "--late-wakeup")) {
+    (args[0] == "--handoff-ms" ? handoff_ms : late_wakeup_ms) = std::atol(args[1].c_str());
+    args.erase(args.begin(), args.begin() + 2);
+  }
   topology where = topology::single;
   if (!args.empty() && args[0] == "--cluster") where = topology::cluster;
   if (!args.empty() && args[0] == "--cluster-kill") where = topology::cluster_kill;
@@ -1338,12 +1592,14 @@ int main(int argc, char** argv) {
   if (args.empty() || args.size() > 2 || std::find(kinds.begin(), kinds.end(), args[0]) == kinds.end() ||
       (where != topology::single &&
        std::find(replicated_kinds.begin(), replicated_kinds.end(), args[0]) == replicated_kinds.end())) {
-    std::cerr << "usage: warden-torture lock|fair|fenced|spin|rwlock|redlock|control [SECONDS]\n"
-                 "       warden-torture --cluster|--cluster-kill|--sentinel lock|fair|fenced|spin|rwlock [SECONDS]\n";
+    std::cerr << "usage: warden-torture [OPTIONS] lock|fair|fenced|spin|rwlock|redlock|control [SECONDS]\n"
+                 "       warden-torture [OPTIONS] --cluster|--cluster-kill|--sentinel lock|fair|fenced|spin|rwlock [SECONDS]\n"
+                 "options: --handoff-ms MS   the liveness bound (default $WARDEN_TORTURE_HANDOFF_MS, else 500)\n"
+                 "         --late-wakeup MS  negative control: one waiter takes each lock MS late (must fail)\n";
     return 2;
   }
   std::string kind = args[0];
-  std::string name = name_prefix(where) + kind;
+  std::string name = (late_wakeup_ms > 0 ? "late-wakeup-" : "") + name_prefix(where) + kind;
   if (const char* kinds = std::getenv("WARDEN_TORTURE_KINDS"); kinds && *kinds) {
     std::string list = std::string(",") + kinds + ",";
     if (list.find("," + name + ",") == std::string::npos) {
@@ -1359,7 +1615,9 @@ int main(int argc, char** argv) {
   // says little.
   if (where != topology::single && args.size() == 1) seconds = std::max(seconds, 24L);
   try {
-    return controller(kind, where, seconds, WARDEN_TORTURE_WORKER).run();
+    controller run(kind, where, seconds, WARDEN_TORTURE_WORKER);
+    run.set_liveness(handoff_ms, late_wakeup_ms);
+    return run.run();
   } catch (const std::exception& error) {
     std::cerr << "torture " << name << ": " << error.what() << "\n";
     return 1;

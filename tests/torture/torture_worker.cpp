@@ -2,6 +2,7 @@
 //
 //   warden-torture-worker KIND MODE URLS RUN_DIR SLOT THREADS END_NS LOCKS
 //                         WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED
+//                         [LATE_WAKEUP_MS]
 //
 // KIND: lock | fair | fenced | spin | rwlock | redlock. MODE: locked, or unlocked for the
 // negative control (the same sections with no lock taken, reported valid), or
@@ -16,6 +17,12 @@
 // sleep, and write it back plus one if the hold is still valid. Every section
 // and every blocking call is appended to RUN_DIR/worker-<pid>.rec (see
 // torture_record.hpp); warden's log goes to RUN_DIR/worker-<pid>.log.
+// All THREADS share this process's Client(s), as threads of one application
+// would: a hand-off between two threads of one Client is a path of its own
+// (both sides on one I/O thread), and the liveness check times it.
+// LATE_WAKEUP_MS (default 0) is the liveness check's negative control: when
+// set, thread 0 records each acquire that a wait granted that much later
+// than it returned, as a waiter woken late would (the lock held meanwhile).
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -107,9 +114,9 @@ void write_counter(int fd, std::int64_t value) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 13) {
+  if (argc != 13 && argc != 14) {
     std::cerr << "usage: warden-torture-worker KIND MODE URLS RUN_DIR SLOT THREADS END_NS LOCKS "
-                 "WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED\n";
+                 "WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED [LATE_WAKEUP_MS]\n";
     return 2;
   }
   const std::string kind = argv[1];
@@ -125,6 +132,7 @@ int main(int argc, char** argv) {
   const milliseconds command_timeout{std::atoll(argv[10])};
   const milliseconds fair_wait{std::atoll(argv[11])};
   const unsigned seed = static_cast<unsigned>(std::atoll(argv[12]));
+  const milliseconds late_wakeup{argc == 14 ? std::atoll(argv[13]) : 0};
 
   const std::string pid = std::to_string(::getpid());
   record_file records(run_dir + "/worker-" + pid + ".rec");
@@ -267,9 +275,14 @@ int main(int argc, char** argv) {
               result = error_name(error);
               log->line(std::to_string(monotonic_ns()) + " try_lock_for: " + error.what());
             }
+            // The negative control of the liveness check: this waiter takes
+            // the lock as late as a lost wake-up would make it.
+            if (acquired && wait.count() > 0 && t == 0 && late_wakeup.count() > 0)
+              std::this_thread::sleep_for(late_wakeup);
             records.line("C " + std::string(wait.count() == 0 ? "try_lock" : "try_lock_for") + " " +
                          std::to_string(start) + " " + std::to_string(monotonic_ns()) + " " +
-                         std::to_string(wait.count()) + " " + result + " " + who);
+                         std::to_string(wait.count()) + " " + result + " " + who + " " + std::to_string(index) +
+                         " " + mode);
             if (!acquired) continue;
           }
 
@@ -316,7 +329,7 @@ int main(int argc, char** argv) {
               log->line(std::to_string(monotonic_ns()) + " unlock: " + error.what());
             }
             records.line("C unlock " + std::to_string(start) + " " + std::to_string(monotonic_ns()) +
-                         " 0 " + result + " " + who);
+                         " 0 " + result + " " + who + " " + std::to_string(index) + " " + mode);
           }
           if (!locked) std::this_thread::sleep_for(milliseconds{uniform(0, 2)});
         }
