@@ -58,6 +58,13 @@
 // For fenced, it also fails when two sections drew the same token, or when a
 // section that was valid at its exit ended before another valid one entered
 // but holds the higher token: tokens must grow with every new holder.
+// Liveness, away from faults: a lock let go while somebody wanted it must be
+// held again within 500 ms (--handoff-ms, $WARDEN_TORTURE_HANDOFF_MS; more
+// with a larger $WARDEN_TORTURE_SLACK_MS), and no call may run past its wait
+// by more. Single-server runs add a pair of threads sharing one Client on a
+// lock of their own (see spawn_pair). --late-wakeup MS is the negative
+// control: one worker's waiters take each lock MS late, which must fail the
+// run (it injects no faults).
 // Records and a fault timeline stay in torture-runs/ when it fails.
 #include <fcntl.h>
 #include <signal.h>
@@ -111,6 +118,23 @@ constexpr int thread_count = 3;  // threads per worker, sharing its Client(s)
 // No faults for this long at the start, and this long between two rounds of
 // faults: stretches where the liveness check judges hand-offs.
 constexpr milliseconds calm_start{2000};
+// The pair (single-server runs): one more worker, whose 2 threads share a
+// Client and hand a lock of their own back and forth, with nobody else on
+// that Client. Its I/O thread goes idle between hand-offs, so a holder's
+// unlock() runs the event loop itself while the other thread starts to wait:
+// the shape of the hand-off that once stalled until some timer fired. Its
+// timers are far apart (longer lease, command timeout and health check than
+// the others'), so such a stall would last well past the liveness bound.
+// The controller neither stops nor kills it: server faults alone reach it.
+// It stops pair_stops_early before the others, so that the unlock latches it
+// leaves (command_timeout x (retry_attempts + 2) = 7.5 s) expire about when
+// theirs do.
+constexpr int pair_threads = 2;
+constexpr milliseconds pair_watchdog{6000};
+constexpr milliseconds pair_command_timeout{1500};
+constexpr milliseconds pair_health_check{5000};
+constexpr milliseconds pair_latch{pair_command_timeout * 5};
+constexpr milliseconds pair_stops_early{4000};
 constexpr milliseconds calm_between_rounds{4000};
 
 std::int64_t ms_of(std::int64_t ns) { return ns / 1'000'000; }
@@ -219,8 +243,9 @@ class controller {
 
   int run();
   // The liveness bound (before the sanitizers' extra slack), and the negative
-  // control: worker slot 0's thread 0 takes each lock a wait gave it this
-  // much later (0: off).
+  // control: worker slot 0's threads take each lock a wait gave them this
+  // much later (0: off); that run injects no faults, so every hand-off is
+  // judged.
   void set_liveness(long handoff_ms, long late_wakeup_ms) {
     handoff_ms_ = handoff_ms;
     late_wakeup_ms_ = late_wakeup_ms;
@@ -231,7 +256,9 @@ class controller {
   void start_servers();
   void start_cluster();
   std::string worker_urls() const;
-  std::string joined_lock_names() const;
+  std::string joined_lock_names(bool shared_only) const;
+  void spawn_pair();
+  std::int64_t command_timeout_of(long pid) const;
   void spawn_worker(int slot);
   void inject_faults(std::int64_t until);
   cluster_roles roles();
@@ -290,6 +317,8 @@ class controller {
   std::unique_ptr<RedisSentinelGroup> group_;
   std::int64_t faults_until_ = 0;        // when the calm tail begins
   std::vector<std::string> lock_names_;
+  int pair_lock_ = -1;                   // the pair's own lock, the last of lock_names_ (-1: no pair)
+  std::set<long> pair_pids_;
   std::vector<int> lock_slots_;          // cluster: each lock's slot
   std::atomic<int>* slots_ = nullptr;
   std::int64_t end_ns_ = 0;
@@ -317,6 +346,10 @@ void controller::start_servers() {
   if (in_cluster_) return start_cluster();
   if (in_sentinel_) return start_sentinel();
   lock_names_ = {"torture:0", "torture:1"};
+  if (!control_) {
+    pair_lock_ = static_cast<int>(lock_names_.size());
+    lock_names_.push_back("torture:pair");
+  }
   if (kind_ == "redlock") {
     for (int i = 0; i < 3; ++i) servers_.push_back(std::make_unique<RedisServer>());
   } else {
@@ -353,10 +386,39 @@ std::string controller::worker_urls() const {
   return urls;
 }
 
-std::string controller::joined_lock_names() const {
+// Every lock's name, or only those the (non-pair) workers share.
+std::string controller::joined_lock_names(bool shared_only) const {
   std::string names;
-  for (auto& name : lock_names_) names += (names.empty() ? "" : ",") + name;
+  for (int i = 0; i < static_cast<int>(lock_names_.size()); ++i)
+    if (!shared_only || i != pair_lock_) names += (names.empty() ? "" : ",") + lock_names_[i];
   return names;
+}
+
+void controller::spawn_pair() {
+  std::vector<std::string> args{
+      kind_,
+      "locked",
+      worker_urls(),
+      run_dir_.string(),
+      // Its slots (slot x threads + thread) lie past the workers', so that
+      // the controller, which never stops the pair, does not mistake them.
+      std::to_string(worker_count * thread_count),
+      std::to_string(pair_threads),
+      std::to_string(end_ns_ - std::min<std::int64_t>(pair_stops_early.count(), seconds_ * 1000 / 3) * 1'000'000),
+      lock_names_[pair_lock_] + "@" + std::to_string(pair_lock_),
+      std::to_string(pair_watchdog.count()),
+      std::to_string(pair_command_timeout.count()),
+      std::to_string(fair_wait.count()),
+      std::to_string(random_()),
+      "0",
+      std::to_string(pair_health_check.count()),
+  };
+  workers_.push_back({std::make_unique<ChildProcess>(worker_path_, args), false});
+  pair_pids_.insert(workers_.back().process->pid());
+}
+
+std::int64_t controller::command_timeout_of(long pid) const {
+  return (pair_pids_.count(pid) != 0 ? pair_command_timeout : command_timeout).count();
 }
 
 void controller::spawn_worker(int slot) {
@@ -368,7 +430,7 @@ void controller::spawn_worker(int slot) {
       std::to_string(slot),
       std::to_string(thread_count),
       std::to_string(end_ns_),
-      joined_lock_names(),
+      joined_lock_names(true),
       std::to_string(watchdog.count()),
       std::to_string(command_timeout.count()),
       std::to_string(fair_wait.count()),
@@ -944,10 +1006,10 @@ void controller::sweep_fair_queues() {
     ProbeReply length = probe.command({"LLEN", "redisson_lock_queue:{" + lock_names_[i] + "}"});
     if (!length.is_error()) depth = std::max(depth, static_cast<long>(length.integer));
   }
-  const auto bound = watchdog + fair_wait * (depth + 1) + 2s;
+  const auto bound = (pair_lock_ >= 0 ? pair_latch : watchdog) + fair_wait * (depth + 1) + 2s;
   const std::int64_t start = monotonic_ns();
   std::vector<std::string> args{"fair", "sweep", worker_urls(), run_dir_.string(), "0", "1",
-                                std::to_string(start + bound.count() * 1'000'000), joined_lock_names(),
+                                std::to_string(start + bound.count() * 1'000'000), joined_lock_names(false),
                                 std::to_string(watchdog.count()), std::to_string(command_timeout.count()),
                                 std::to_string(fair_wait.count()), "1"};
   ChildProcess sweeper(worker_path_, args);
@@ -970,7 +1032,8 @@ long controller::keys_left() {
   // vanished is dropped by the next attempt after its deadline (the sweep
   // above made sure there was one). Anything still here after that is an
   // orphan.
-  std::int64_t deadline = monotonic_ns() + (watchdog + fair_wait + 2s).count() * 1'000'000;
+  std::int64_t deadline =
+      monotonic_ns() + ((pair_lock_ >= 0 ? pair_latch : watchdog) + fair_wait + 2s).count() * 1'000'000;
   std::vector<std::string> left;
   for (;;) {
     left.clear();
@@ -1116,11 +1179,14 @@ std::string percentiles(std::vector<std::int64_t> ns) {
 }  // namespace
 
 // Liveness, judged only where no fault was active or settling (settle_after):
-// a lock let go while another thread waited for it is held again within the
-// bound, timed from the start of the holder's unlock() to the return of the
-// next acquire; and no call runs past its wait by more than the bound (a call
-// held up until some timer fires). Readers of a ReadWriteLock count as a
-// release only when the last holder lets go.
+// a lock let go while somebody wanted it (a waiter at the release, or one
+// that came while the lock was free) is held again within the bound, timed
+// from the start of the holder's unlock() (or the later waiter's call) to the
+// return of the next acquire; and no call runs past its wait by more than the
+// bound (a call held up until some timer fires). Readers of a ReadWriteLock
+// count as a release only when the last holder lets go.
+// WARDEN_TORTURE_SETTLE_MS replaces every settling margin (a diagnostic: 0
+// shows what faults do to hand-offs).
 std::string controller::check_liveness() {
   const std::int64_t slack_ms = env_long("WARDEN_TORTURE_SLACK_MS", 300);
   const std::int64_t bound_ms = handoff_ms_ + std::max<std::int64_t>(0, slack_ms - 300);
@@ -1158,8 +1224,8 @@ std::string controller::check_liveness() {
       if (h.released == INT64_MAX && killed_at_.count(h.pid) != 0)
         h.released = std::max(h.granted, killed_at_[h.pid]) + lease;
 
-  std::vector<std::int64_t> latencies;
-  long over = 0, not_judged = 0, printed = 0;
+  std::vector<std::int64_t> latencies, pair_latencies;
+  long over = 0, not_judged = 0, printed = 0, at_release = 0;
   for (auto& [lock, list] : holds) {
     std::sort(list.begin(), list.end(), [](const hold& a, const hold& b) { return a.granted < b.granted; });
     auto& lock_waits = waits[lock];
@@ -1191,42 +1257,49 @@ std::string controller::check_liveness() {
       const std::size_t last = static_cast<std::size_t>(next - list.begin()) - 1;
       const latest other = top1[last].second == i ? top2[last] : top1[last];
       if (other.first > r0) continue;  // still held by somebody else: not free
-      // Somebody else waiting at r0 who would wait on past the bound.
-      const waiter* waiting = nullptr;
+      // The lock is free from r0 until the next grant. Judged when somebody
+      // wanted it meanwhile and would have waited on past the bound: timed
+      // from r0 for a waiter already waiting then, else from the start of
+      // the call that found it free.
+      const std::int64_t granted = next == list.end() ? INT64_MAX : next->granted;
+      const waiter* wanting = nullptr;
+      std::int64_t since = 0;
       auto w = std::lower_bound(lock_waits.begin(), lock_waits.end(), r0 - longest_wait,
                                 [](const waiter& x, std::int64_t t) { return x.start < t; });
-      for (; w != lock_waits.end() && w->start < r0; ++w) {
-        if (w->end <= r0 || w->deadline < r0 + bound) continue;
-        if (w->pid == h.pid && w->thread == h.thread) continue;
-        waiting = &*w;
+      for (; w != lock_waits.end() && w->start < granted; ++w) {
+        if (w->end <= r0 || w->deadline < std::max(r0, w->start) + bound) continue;
+        wanting = &*w;  // in order of start: the earliest
+        since = std::max(r0, w->start);
         break;
       }
-      if (!waiting) continue;
-      if (disturbed(r0, r0 + bound)) {
+      if (!wanting) continue;
+      if (disturbed(since, since + bound)) {
         ++not_judged;
         continue;
       }
-      const std::int64_t latency = next == list.end() ? INT64_MAX : next->granted - r0;
+      const std::int64_t latency = granted == INT64_MAX ? INT64_MAX : granted - since;
       latencies.push_back(latency);
+      if (lock == pair_lock_) pair_latencies.push_back(latency);
+      if (since == r0) ++at_release;
       if (latency <= bound) continue;
       ++over;
       if (++printed > 10) continue;
       std::cout << "LIVENESS: " << lock_names_[lock] << " let go by pid " << h.pid << " thread " << h.thread << " ("
-                << h.mode << ") at " << ms_of(r0) << " ms while pid " << waiting->pid << " thread " << waiting->thread
-                << " waited (since " << ms_of(waiting->start) << " ms, until " << ms_of(waiting->deadline)
-                << " ms), held again ";
+                << h.mode << ") at " << ms_of(r0) << " ms; pid " << wanting->pid << " thread " << wanting->thread
+                << " waited from " << ms_of(wanting->start) << " ms (until " << ms_of(wanting->deadline)
+                << " ms); held again ";
       if (next == list.end()) {
         std::cout << "never\n";
       } else {
-        std::cout << ms_of(latency) << " ms later by pid " << next->pid << " thread " << next->thread << " ("
-                  << next->mode << ")\n";
+        std::cout << ms_of(latency) << " ms after " << ms_of(since) << " ms, by pid " << next->pid << " thread "
+                  << next->thread << " (" << next->mode << ")\n";
       }
-      print_faults_near(r0 - 10'000'000'000, r0 + std::min<std::int64_t>(latency, 10'000'000'000));
+      print_faults_near(since - 10'000'000'000, since + std::min<std::int64_t>(latency, 10'000'000'000));
     }
   }
   if (over > 0)
     failures_.push_back(std::to_string(over) + " hand-offs over the liveness bound of " + std::to_string(bound_ms) +
-                        " ms (released while others waited, no fault active)");
+                        " ms (a lock let go and wanted, no fault active)");
 
   // No call past its wait by more than the bound where no fault was active.
   long calls_judged = 0, calls_over = 0;
@@ -1250,8 +1323,13 @@ std::string controller::check_liveness() {
 
   std::ostringstream out;
   out << "  liveness (bound " << bound_ms << " ms, judged where no fault was active or settling):\n"
-      << "    hand-offs while others waited: " << latencies.size() << " judged, " << percentiles(latencies) << ", "
-      << over << " over the bound; " << not_judged << " near faults not judged\n"
+      << "    hand-offs (a lock let go and wanted): " << latencies.size() << " judged (" << at_release
+      << " with a waiter at the release), " << percentiles(latencies) << ", " << over << " over the bound; "
+      << not_judged << " near faults not judged\n";
+  if (pair_lock_ >= 0)
+    out << "      of which the pair's (" << lock_names_[pair_lock_] << "): " << pair_latencies.size() << ", "
+        << percentiles(pair_latencies) << "\n";
+  out
       << "    calls: " << calls_judged << " judged, worst " << std::fixed << std::setprecision(1)
       << static_cast<double>(worst) / 1e6 << " ms over the wait, " << calls_over << " over the bound\n";
   if (latencies.empty() && !control_) failures_.push_back("no hand-off judged: the liveness check proves nothing");
@@ -1405,7 +1483,7 @@ int controller::analyse() {
     std::int64_t excess = ms_of(duration) - c.wait_ms;
     auto& worst = worst_excess.try_emplace(c.name, excess).first->second;
     worst = std::max(worst, excess);
-    if (excess > command_timeout.count() + slack_ms && ++bound_violations <= 10) {
+    if (excess > command_timeout_of(c.pid) + slack_ms && ++bound_violations <= 10) {
       std::cout << "VIOLATION: " << c.name << "(" << c.wait_ms << " ms) by pid " << c.pid << " thread " << c.thread
                 << " took " << ms_of(duration) << " ms (" << c.result << "), from " << ms_of(c.start) << " ms\n";
       print_faults_near(c.start, c.end);
@@ -1462,6 +1540,9 @@ int controller::analyse() {
 
   std::cout << "torture " << name_ << ": " << seconds_ << " s, " << worker_count << " workers x " << thread_count
             << " threads, " << lock_names_.size() << " locks";
+  if (pair_lock_ >= 0)
+    std::cout << " (" << lock_names_[pair_lock_] << ": the pair's, " << pair_threads << " threads of one Client, watchdog "
+              << pair_watchdog.count() << " ms, command_timeout " << pair_command_timeout.count() << " ms)";
   if (in_cluster_) {
     std::cout << " (";
     for (std::size_t i = 0; i < lock_names_.size(); ++i)
@@ -1508,7 +1589,8 @@ int controller::analyse() {
               << " asynchronous replication, allowed: DESIGN §7): " << kill_overlaps << " on " << kill_locks.size()
               << " locks\n";
   std::cout << "  calls (max duration over the wait; bound command_timeout " << command_timeout.count()
-            << " ms + slack " << slack_ms << " ms):\n";
+            << (pair_lock_ >= 0 ? " ms (the pair's " + std::to_string(pair_command_timeout.count()) + ")" : " ms")
+            << " + slack " << slack_ms << " ms):\n";
   for (auto& [name, by_result] : results) {
     std::cout << "    " << name << ": max +" << worst_excess[name] << " ms;";
     for (auto& [result, n] : by_result) std::cout << " " << result << " " << n;
@@ -1553,8 +1635,9 @@ int controller::run() {
   end_ns_ = start + seconds_ * 1'000'000'000;
   live_.assign(worker_count, 0);
   for (int slot = 0; slot < worker_count; ++slot) spawn_worker(slot);
+  if (pair_lock_ >= 0) spawn_pair();
 
-  if (!control_) {
+  if (!control_ && late_wakeup_ms_ == 0) {
     // Faults after a calm start, in which the liveness check judges every
     // hand-off (later only those away from faults are), and none in the calm
     // tail: a fair waiter killed late is dropped only after fair_wait, by
@@ -1595,7 +1678,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: warden-torture [OPTIONS] lock|fair|fenced|spin|rwlock|redlock|control [SECONDS]\n"
                  "       warden-torture [OPTIONS] --cluster|--cluster-kill|--sentinel lock|fair|fenced|spin|rwlock [SECONDS]\n"
                  "options: --handoff-ms MS   the liveness bound (default $WARDEN_TORTURE_HANDOFF_MS, else 500)\n"
-                 "         --late-wakeup MS  negative control: one waiter takes each lock MS late (must fail)\n";
+                 "         --late-wakeup MS  negative control: one worker's waiters take each lock MS late (must fail)\n";
     return 2;
   }
   std::string kind = args[0];
