@@ -115,9 +115,9 @@ void write_counter(int fd, std::int64_t value) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 13 || argc > 15) {
+  if (argc < 13 || argc > 16) {
     std::cerr << "usage: warden-torture-worker KIND MODE URLS RUN_DIR SLOT THREADS END_NS LOCKS "
-                 "WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED [LATE_WAKEUP_MS [HEALTH_CHECK_MS]]\n";
+                 "WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED [LATE_WAKEUP_MS [HEALTH_CHECK_MS [PAUSE_MS]]]\n";
     return 2;
   }
   const std::string kind = argv[1];
@@ -143,6 +143,7 @@ int main(int argc, char** argv) {
   const unsigned seed = static_cast<unsigned>(std::atoll(argv[12]));
   const milliseconds late_wakeup{argc >= 14 ? std::atoll(argv[13]) : 0};
   const milliseconds health_check{argc >= 15 ? std::atoll(argv[14]) : 1000};
+  const int pause_ms = argc >= 16 ? std::atoi(argv[15]) : 0;
 
   const std::string pid = std::to_string(::getpid());
   record_file records(run_dir + "/worker-" + pid + ".rec");
@@ -343,6 +344,9 @@ int main(int argc, char** argv) {
                          " 0 " + result + " " + who + " " + number + " " + mode);
           }
           if (!locked) std::this_thread::sleep_for(milliseconds{uniform(0, 2)});
+          // Between two holds, now and then, other work: the lock free and
+          // nobody on this Client waiting for it.
+          if (pause_ms > 0) std::this_thread::sleep_for(milliseconds{uniform(0, pause_ms)});
         }
       } catch (const std::exception& error) {
         log->line(std::to_string(monotonic_ns()) + " thread " + std::to_string(t) + " died: " + error.what());
