@@ -1605,7 +1605,7 @@ int controller::analyse() {
     for (auto& [result, n] : by_result) std::cout << " " << result << " " << n;
     std::cout << "\n";
   }
-  std::cout << liveness;
+  if (!control_) std::cout << liveness;
   std::cout << tokens.str();
   std::cout << "  counters" << (control_ ? " (must lose updates)" : "") << ":\n" << counters.str();
   std::cout << sweep_note_;

@@ -2,7 +2,7 @@
 //
 //   warden-torture-worker KIND MODE URLS RUN_DIR SLOT THREADS END_NS LOCKS
 //                         WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED
-//                         [LATE_WAKEUP_MS]
+//                         [LATE_WAKEUP_MS [HEALTH_CHECK_MS [PAUSE_MS]]]
 //
 // KIND: lock | fair | fenced | spin | rwlock | redlock. MODE: locked, or unlocked for the
 // negative control (the same sections with no lock taken, reported valid), or
@@ -24,6 +24,8 @@
 // LATE_WAKEUP_MS (default 0) is the liveness check's negative control: when
 // set, every thread records each acquire that a wait granted that much later
 // than it returned, as a waiter woken late would (the lock held meanwhile).
+// HEALTH_CHECK_MS: Config::health_check_interval (default 1000). PAUSE_MS
+// (default 0): after each hold a thread pauses up to that long.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -127,7 +129,7 @@ int main(int argc, char** argv) {
   const int slot = std::atoi(argv[5]);
   const int threads = std::atoi(argv[6]);
   const std::int64_t end_ns = std::atoll(argv[7]);
-  // NAME or NAME@INDEX: INDEX (default: the position in the list) is the
+  // NAME or NAME@NUMBER: NUMBER (default: the position in the list) is the
   // lock's number in the records and names its counter file.
   std::vector<std::string> lock_names;
   std::vector<int> lock_numbers;
@@ -344,7 +346,7 @@ int main(int argc, char** argv) {
                          " 0 " + result + " " + who + " " + number + " " + mode);
           }
           if (!locked) std::this_thread::sleep_for(milliseconds{uniform(0, 2)});
-          // Between two holds, now and then, other work: the lock free and
+          // Between two holds, other work for a while: the lock free, and
           // nobody on this Client waiting for it.
           if (pause_ms > 0) std::this_thread::sleep_for(milliseconds{uniform(0, pause_ms)});
         }
