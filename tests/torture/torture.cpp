@@ -134,7 +134,7 @@ constexpr milliseconds pair_watchdog{6000};
 constexpr milliseconds pair_command_timeout{1500};
 constexpr milliseconds pair_health_check{5000};
 constexpr milliseconds pair_latch{pair_command_timeout * 5};
-constexpr milliseconds pair_stops_early{4000};
+constexpr milliseconds pair_stops_early{5000};
 // Between two holds each pair thread pauses up to this long, as an
 // application does other work: then neither thread is waiting when the other
 // lets go, which is when the loop is idle.
@@ -408,7 +408,7 @@ void controller::spawn_pair() {
       // the controller, which never stops the pair, does not mistake them.
       std::to_string(worker_count * thread_count),
       std::to_string(pair_threads),
-      std::to_string(end_ns_ - std::min<std::int64_t>(pair_stops_early.count(), seconds_ * 1000 / 3) * 1'000'000),
+      std::to_string(end_ns_ - std::min<std::int64_t>(pair_stops_early.count(), seconds_ * 1000 / 2) * 1'000'000),
       lock_names_[pair_lock_] + "@" + std::to_string(pair_lock_),
       std::to_string(pair_watchdog.count()),
       std::to_string(pair_command_timeout.count()),
