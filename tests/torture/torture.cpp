@@ -58,6 +58,13 @@
 // For fenced, it also fails when two sections drew the same token, or when a
 // section that was valid at its exit ended before another valid one entered
 // but holds the higher token: tokens must grow with every new holder.
+// Liveness, away from faults: a lock let go while somebody wanted it must be
+// held again within 500 ms (--handoff-ms, $WARDEN_TORTURE_HANDOFF_MS; more
+// with a larger $WARDEN_TORTURE_SLACK_MS), and no call may run past its wait
+// by more. Single-server runs add a pair of threads sharing one Client on a
+// lock of their own (see spawn_pair). --late-wakeup MS is the negative
+// control: one worker's waiters take each lock MS late, which must fail the
+// run (it injects no faults).
 // Records and a fault timeline stay in torture-runs/ when it fails.
 #include <fcntl.h>
 #include <signal.h>
@@ -107,7 +114,32 @@ constexpr milliseconds watchdog{1500};
 constexpr milliseconds command_timeout{500};
 constexpr milliseconds fair_wait{2000};
 constexpr int worker_count = 3;
-constexpr int thread_count = 3;
+constexpr int thread_count = 3;  // threads per worker, sharing its Client(s)
+// No faults for this long at the start, and this long between two rounds of
+// faults: stretches where the liveness check judges hand-offs.
+constexpr milliseconds calm_start{2000};
+// The pair (single-server runs): one more worker, whose 2 threads share a
+// Client and hand a lock of their own back and forth, with nobody else on
+// that Client. Its I/O thread goes idle between hand-offs, so a holder's
+// unlock() runs the event loop itself while the other thread starts to wait:
+// the shape of the hand-off that once stalled until some timer fired. Its
+// timers are far apart (longer lease, command timeout and health check than
+// the others'), so such a stall would last well past the liveness bound.
+// The controller neither stops nor kills it: server faults alone reach it.
+// It stops pair_stops_early before the others, so that the unlock latches it
+// leaves (command_timeout x (retry_attempts + 2) = 7.5 s) expire about when
+// theirs do.
+constexpr int pair_threads = 2;
+constexpr milliseconds pair_watchdog{6000};
+constexpr milliseconds pair_command_timeout{1500};
+constexpr milliseconds pair_health_check{5000};
+constexpr milliseconds pair_latch{pair_command_timeout * 5};
+constexpr milliseconds pair_stops_early{5000};
+// Between two holds each pair thread pauses up to this long, as an
+// application does other work: then neither thread is waiting when the other
+// lets go, which is when the loop is idle.
+constexpr milliseconds pair_pause{20};
+constexpr milliseconds calm_between_rounds{4000};
 
 std::int64_t ms_of(std::int64_t ns) { return ns / 1'000'000; }
 
@@ -178,6 +210,27 @@ struct call {
   long wait_ms = 0;
   long pid = 0;
   int thread = 0;
+  int lock = -1;  // -1: a record written before calls named their lock
+  char mode = 'x';
+};
+
+// One hold as the calls tell it: from the acquire's return (the caller was
+// given the lock) to the start of its unlock() (the holder let go).
+struct hold {
+  int lock = 0;
+  char mode = 'x';
+  long pid = 0;
+  int thread = 0;
+  std::int64_t granted = 0;
+  std::int64_t released = INT64_MAX;  // INT64_MAX: no unlock recorded (the worker was killed)
+  std::string unlock_result;
+};
+
+// A blocking acquire that waited (try_lock_for with a wait > 0).
+struct waiter {
+  std::int64_t start = 0, end = 0, deadline = 0;
+  long pid = 0;
+  int thread = 0;
 };
 
 class controller {
@@ -193,12 +246,23 @@ class controller {
   }
 
   int run();
+  // The liveness bound (before the sanitizers' extra slack), and the negative
+  // control: worker slot 0's threads take each lock a wait gave them this
+  // much later (0: off); that run injects no faults, so every hand-off is
+  // judged.
+  void set_liveness(long handoff_ms, long late_wakeup_ms) {
+    handoff_ms_ = handoff_ms;
+    late_wakeup_ms_ = late_wakeup_ms;
+    if (late_wakeup_ms_ > 0) name_ = "late-wakeup-" + name_;
+  }
 
  private:
   void start_servers();
   void start_cluster();
   std::string worker_urls() const;
-  std::string joined_lock_names() const;
+  std::string joined_lock_names(bool shared_only) const;
+  void spawn_pair();
+  std::int64_t command_timeout_of(long pid) const;
   void spawn_worker(int slot);
   void inject_faults(std::int64_t until);
   cluster_roles roles();
@@ -232,6 +296,9 @@ class controller {
   void sweep_fair_queues();
   void read_records();
   int analyse();
+  std::string check_liveness();
+  std::int64_t settle_after(const fault& f) const;
+  const fault* disturbed(std::int64_t from, std::int64_t to, bool pair) const;
   std::int64_t stopped_during(long pid, std::int64_t start, std::int64_t end) const;
   void print_faults_near(std::int64_t from, std::int64_t to) const;
   void print_calls_before(const section& s) const;
@@ -254,6 +321,8 @@ class controller {
   std::unique_ptr<RedisSentinelGroup> group_;
   std::int64_t faults_until_ = 0;        // when the calm tail begins
   std::vector<std::string> lock_names_;
+  int pair_lock_ = -1;                   // the pair's own lock, the last of lock_names_ (-1: no pair)
+  std::set<long> pair_pids_;
   std::vector<int> lock_slots_;          // cluster: each lock's slot
   std::atomic<int>* slots_ = nullptr;
   std::int64_t end_ns_ = 0;
@@ -269,6 +338,9 @@ class controller {
   std::vector<call> calls_;
   std::map<int, long> intents_;          // lock → "about to write" lines
   std::vector<std::string> failures_;
+  std::map<long, std::int64_t> killed_at_;  // pid → when we killed it
+  long late_wakeup_ms_ = 0;                 // the liveness check's negative control (worker slot 0)
+  long handoff_ms_ = 500;                   // the liveness bound, before the sanitizers' extra slack
   long keys_left_ = 0;
   std::string sweep_note_;
   long unexpected_exits_ = 0;
@@ -278,6 +350,10 @@ void controller::start_servers() {
   if (in_cluster_) return start_cluster();
   if (in_sentinel_) return start_sentinel();
   lock_names_ = {"torture:0", "torture:1"};
+  if (!control_) {
+    pair_lock_ = static_cast<int>(lock_names_.size());
+    lock_names_.push_back("torture:pair");
+  }
   if (kind_ == "redlock") {
     for (int i = 0; i < 3; ++i) servers_.push_back(std::make_unique<RedisServer>());
   } else {
@@ -314,10 +390,40 @@ std::string controller::worker_urls() const {
   return urls;
 }
 
-std::string controller::joined_lock_names() const {
+// Every lock's name, or only those the (non-pair) workers share.
+std::string controller::joined_lock_names(bool shared_only) const {
   std::string names;
-  for (auto& name : lock_names_) names += (names.empty() ? "" : ",") + name;
+  for (int i = 0; i < static_cast<int>(lock_names_.size()); ++i)
+    if (!shared_only || i != pair_lock_) names += (names.empty() ? "" : ",") + lock_names_[i];
   return names;
+}
+
+void controller::spawn_pair() {
+  std::vector<std::string> args{
+      kind_,
+      "locked",
+      worker_urls(),
+      run_dir_.string(),
+      // Its slots (slot x threads + thread) lie past the workers', so that
+      // the controller, which never stops the pair, does not mistake them.
+      std::to_string(worker_count * thread_count),
+      std::to_string(pair_threads),
+      std::to_string(end_ns_ - std::min<std::int64_t>(pair_stops_early.count(), seconds_ * 1000 / 2) * 1'000'000),
+      lock_names_[pair_lock_] + "@" + std::to_string(pair_lock_),
+      std::to_string(pair_watchdog.count()),
+      std::to_string(pair_command_timeout.count()),
+      std::to_string(fair_wait.count()),
+      std::to_string(random_()),
+      "0",
+      std::to_string(pair_health_check.count()),
+      std::to_string(pair_pause.count()),
+  };
+  workers_.push_back({std::make_unique<ChildProcess>(worker_path_, args), false});
+  pair_pids_.insert(workers_.back().process->pid());
+}
+
+std::int64_t controller::command_timeout_of(long pid) const {
+  return (pair_pids_.count(pid) != 0 ? pair_command_timeout : command_timeout).count();
 }
 
 void controller::spawn_worker(int slot) {
@@ -329,12 +435,13 @@ void controller::spawn_worker(int slot) {
       std::to_string(slot),
       std::to_string(thread_count),
       std::to_string(end_ns_),
-      joined_lock_names(),
+      joined_lock_names(true),
       std::to_string(watchdog.count()),
       std::to_string(command_timeout.count()),
       std::to_string(fair_wait.count()),
       std::to_string(random_()),
   };
+  if (late_wakeup_ms_ > 0 && slot == 0) args.push_back(std::to_string(late_wakeup_ms_));
   workers_.push_back({std::make_unique<ChildProcess>(worker_path_, args), false});
   live_[slot] = workers_.size() - 1;
 }
@@ -433,6 +540,7 @@ void controller::fault_kill_worker() {
   victim.process->kill(SIGKILL);
   victim.process->wait();
   long old_pid = victim.process->pid();
+  killed_at_[old_pid] = start;
   spawn_worker(slot);
   note(start, "kill_worker", "pid " + std::to_string(old_pid) + " replaced by " +
                                  std::to_string(workers_.back().process->pid()));
@@ -829,8 +937,18 @@ void controller::inject_faults(std::int64_t until) {
   // Every kind once in a shuffled round, then a new round: a short run still
   // sees each kind.
   std::vector<fault_fn> round;
+  bool first_round = true;
   while (monotonic_ns() < until) {
     if (round.empty()) {
+      // Between rounds a calm stretch, long enough for the last fault to
+      // settle and for some hand-offs to be judged afterwards.
+      if (!first_round) {
+        std::this_thread::sleep_for(std::min<std::int64_t>(calm_between_rounds.count() * 1'000'000,
+                                                           std::max<std::int64_t>(0, until - monotonic_ns())) *
+                                    1ns);
+        if (monotonic_ns() >= until) break;
+      }
+      first_round = false;
       round = kinds;
       std::shuffle(round.begin(), round.end(), random_);
     }
@@ -893,10 +1011,10 @@ void controller::sweep_fair_queues() {
     ProbeReply length = probe.command({"LLEN", "redisson_lock_queue:{" + lock_names_[i] + "}"});
     if (!length.is_error()) depth = std::max(depth, static_cast<long>(length.integer));
   }
-  const auto bound = watchdog + fair_wait * (depth + 1) + 2s;
+  const auto bound = (pair_lock_ >= 0 ? pair_latch : watchdog) + fair_wait * (depth + 1) + 2s;
   const std::int64_t start = monotonic_ns();
   std::vector<std::string> args{"fair", "sweep", worker_urls(), run_dir_.string(), "0", "1",
-                                std::to_string(start + bound.count() * 1'000'000), joined_lock_names(),
+                                std::to_string(start + bound.count() * 1'000'000), joined_lock_names(false),
                                 std::to_string(watchdog.count()), std::to_string(command_timeout.count()),
                                 std::to_string(fair_wait.count()), "1"};
   ChildProcess sweeper(worker_path_, args);
@@ -919,7 +1037,8 @@ long controller::keys_left() {
   // vanished is dropped by the next attempt after its deadline (the sweep
   // above made sure there was one). Anything still here after that is an
   // orphan.
-  std::int64_t deadline = monotonic_ns() + (watchdog + fair_wait + 2s).count() * 1'000'000;
+  std::int64_t deadline =
+      monotonic_ns() + ((pair_lock_ >= 0 ? pair_latch : watchdog) + fair_wait + 2s).count() * 1'000'000;
   std::vector<std::string> left;
   for (;;) {
     left.clear();
@@ -973,7 +1092,9 @@ void controller::read_records() {
       } else if (tag == "C") {
         call c;
         fields >> c.name >> c.start >> c.end >> c.wait_ms >> c.result >> c.pid >> c.thread;
-        if (fields) calls_.push_back(c);
+        if (!fields) continue;
+        if (!(fields >> c.lock >> c.mode)) c.lock = -1;
+        calls_.push_back(c);
       } else if (tag == "I") {
         int lock = 0;
         fields >> lock;
@@ -1014,6 +1135,213 @@ std::string describe(const section& s) {
   out << "pid " << s.pid << " thread " << s.thread << " " << s.mode << " [" << ms_of(s.enter) << ", "
       << ms_of(s.exit) << "] ms, valid_until " << (s.valid_until == 0 ? std::string("none") : std::to_string(ms_of(s.valid_until)))
       << (s.valid() ? " (valid at exit)" : " (invalid at exit)");
+  return out.str();
+}
+
+// ---- liveness
+
+// How long after a fault ended it may still slow a hand-off down. Every fault
+// may have cost a holder its lease (paused or stopped servers, lost
+// connections, a killed holder), and then the waiters wait for that lease to
+// run out: a lease and a half-second. A fair queue may keep dead waiters of a
+// killed or stopped worker (all its threads) at its head, each dropped
+// fair_wait after its last attempt. After a kill -9 of a Sentinel master the
+// group refuses lock writes until the restarted node is a replica again
+// (about 10 s: the sentinels wait before correcting it).
+std::int64_t controller::settle_after(const fault& f) const {
+  milliseconds settle = watchdog + 500ms;
+  if (kind_ == "fair" && (f.kind == "kill_worker" || f.kind.rfind("sigstop", 0) == 0))
+    settle += fair_wait * thread_count;
+  if (in_sentinel_ && f.kind == "master_kill") settle += 15s;
+  if (const char* forced = std::getenv("WARDEN_TORTURE_SETTLE_MS"); forced && *forced)
+    settle = milliseconds{std::atol(forced)};
+  return settle.count() * 1'000'000;
+}
+
+// The last fault that was active, or still settling, at some time in [from,
+// to]. The pair's lock and calls only feel the servers' faults: the workers
+// stopped or killed are none of its business.
+const fault* controller::disturbed(std::int64_t from, std::int64_t to, bool pair) const {
+  const fault* found = nullptr;
+  for (const auto& f : faults_) {
+    if (pair && (f.kind == "kill_worker" || f.kind.rfind("sigstop", 0) == 0)) continue;
+    if (f.start <= to && f.end + settle_after(f) >= from) found = &f;
+  }
+  return found;
+}
+
+namespace {
+
+std::string percentiles(std::vector<std::int64_t> ns) {
+  if (ns.empty()) return "none";
+  std::sort(ns.begin(), ns.end());
+  auto at = [&](double q) {
+    std::int64_t v = ns[std::min(ns.size() - 1, static_cast<std::size_t>(q * static_cast<double>(ns.size())))];
+    if (v == INT64_MAX) return std::string("never");
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(1) << static_cast<double>(v) / 1e6;
+    return out.str();
+  };
+  return "p50 " + at(0.5) + " / p90 " + at(0.9) + " / p99 " + at(0.99) + " / max " + at(1.0) + " ms";
+}
+
+}  // namespace
+
+// Liveness, judged only where no fault was active or settling (settle_after):
+// a lock let go while somebody wanted it (a waiter at the release, or one
+// that came while the lock was free) is held again within the bound, timed
+// from the start of the holder's unlock() (or the later waiter's call) to the
+// return of the next acquire; and no call runs past its wait by more than the
+// bound (a call held up until some timer fires). Readers of a ReadWriteLock
+// count as a release only when the last holder lets go.
+// WARDEN_TORTURE_SETTLE_MS replaces every settling margin (a diagnostic: 0
+// shows what faults do to hand-offs).
+std::string controller::check_liveness() {
+  const std::int64_t slack_ms = env_long("WARDEN_TORTURE_SLACK_MS", 300);
+  const std::int64_t bound_ms = handoff_ms_ + std::max<std::int64_t>(0, slack_ms - 300);
+  const std::int64_t bound = bound_ms * 1'000'000;
+  const std::int64_t lease = watchdog.count() * 1'000'000;
+
+  // Holds and waits per lock, from each thread's calls in order.
+  std::map<int, std::vector<hold>> holds;
+  std::map<int, std::vector<waiter>> waits;
+  std::map<std::pair<long, int>, std::pair<int, std::size_t>> open;  // thread → its hold (lock, index)
+  std::int64_t longest_wait = 0;
+  for (const auto& c : calls_) {
+    if (c.lock < 0) continue;
+    const auto who = std::make_pair(c.pid, c.thread);
+    if (c.name == "unlock") {
+      auto found = open.find(who);
+      if (found == open.end() || found->second.first != c.lock) continue;
+      hold& h = holds[c.lock][found->second.second];
+      h.released = c.start;
+      h.unlock_result = c.result;
+      open.erase(found);
+      continue;
+    }
+    if (c.wait_ms > 0) {
+      waits[c.lock].push_back({c.start, c.end, c.start + c.wait_ms * 1'000'000, c.pid, c.thread});
+      longest_wait = std::max(longest_wait, c.wait_ms * 1'000'000);
+    }
+    if (c.result != "ok") continue;
+    holds[c.lock].push_back({c.lock, c.mode, c.pid, c.thread, c.end, INT64_MAX, ""});
+    open[who] = {c.lock, holds[c.lock].size() - 1};
+  }
+  // A killed worker's holds last until its lease ran out after the kill.
+  for (auto& [lock, list] : holds)
+    for (auto& h : list)
+      if (h.released == INT64_MAX && killed_at_.count(h.pid) != 0)
+        h.released = std::max(h.granted, killed_at_[h.pid]) + lease;
+
+  std::vector<std::int64_t> latencies, pair_latencies;
+  long over = 0, not_judged = 0, printed = 0, at_release = 0;
+  for (auto& [lock, list] : holds) {
+    std::sort(list.begin(), list.end(), [](const hold& a, const hold& b) { return a.granted < b.granted; });
+    auto& lock_waits = waits[lock];
+    std::sort(lock_waits.begin(), lock_waits.end(), [](const waiter& a, const waiter& b) { return a.start < b.start; });
+    // The two latest releases among the holds granted up to each index: was
+    // anybody but the one letting go still holding at that moment?
+    using latest = std::pair<std::int64_t, std::size_t>;  // release, index
+    std::vector<latest> top1(list.size()), top2(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      latest first{-1, i}, second{-1, i};
+      if (i > 0) first = top1[i - 1], second = top2[i - 1];
+      latest mine{list[i].released, i};
+      if (mine.first > first.first) {
+        second = first;
+        first = mine;
+      } else if (mine.first > second.first) {
+        second = mine;
+      }
+      top1[i] = first;
+      top2[i] = second;
+    }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const hold& h = list[i];
+      if (h.released == INT64_MAX || h.unlock_result != "ok") continue;
+      const std::int64_t r0 = h.released;
+      // The holds granted at or before r0 end at `next`.
+      auto next = std::upper_bound(list.begin(), list.end(), r0,
+                                   [](std::int64_t t, const hold& x) { return t < x.granted; });
+      const std::size_t last = static_cast<std::size_t>(next - list.begin()) - 1;
+      const latest other = top1[last].second == i ? top2[last] : top1[last];
+      if (other.first > r0) continue;  // still held by somebody else: not free
+      // The lock is free from r0 until the next grant. Judged when somebody
+      // wanted it meanwhile and would have waited on past the bound: timed
+      // from r0 for a waiter already waiting then, else from the start of
+      // the call that found it free.
+      const std::int64_t granted = next == list.end() ? INT64_MAX : next->granted;
+      const waiter* wanting = nullptr;
+      std::int64_t since = 0;
+      auto w = std::lower_bound(lock_waits.begin(), lock_waits.end(), r0 - longest_wait,
+                                [](const waiter& x, std::int64_t t) { return x.start < t; });
+      for (; w != lock_waits.end() && w->start < granted; ++w) {
+        if (w->end <= r0 || w->deadline < std::max(r0, w->start) + bound) continue;
+        wanting = &*w;  // in order of start: the earliest
+        since = std::max(r0, w->start);
+        break;
+      }
+      if (!wanting) continue;
+      if (disturbed(since, since + bound, lock == pair_lock_)) {
+        ++not_judged;
+        continue;
+      }
+      const std::int64_t latency = granted == INT64_MAX ? INT64_MAX : granted - since;
+      latencies.push_back(latency);
+      if (lock == pair_lock_) pair_latencies.push_back(latency);
+      if (since == r0) ++at_release;
+      if (latency <= bound) continue;
+      ++over;
+      if (++printed > 10) continue;
+      std::cout << "LIVENESS: " << lock_names_[lock] << " let go by pid " << h.pid << " thread " << h.thread << " ("
+                << h.mode << ") at " << ms_of(r0) << " ms; pid " << wanting->pid << " thread " << wanting->thread
+                << " waited from " << ms_of(wanting->start) << " ms (until " << ms_of(wanting->deadline)
+                << " ms); held again ";
+      if (next == list.end()) {
+        std::cout << "never\n";
+      } else {
+        std::cout << ms_of(latency) << " ms after " << ms_of(since) << " ms, by pid " << next->pid << " thread "
+                  << next->thread << " (" << next->mode << ")\n";
+      }
+      print_faults_near(since - 10'000'000'000, since + std::min<std::int64_t>(latency, 10'000'000'000));
+    }
+  }
+  if (over > 0)
+    failures_.push_back(std::to_string(over) + " hand-offs over the liveness bound of " + std::to_string(bound_ms) +
+                        " ms (a lock let go and wanted, no fault active)");
+
+  // No call past its wait by more than the bound where no fault was active.
+  long calls_judged = 0, calls_over = 0;
+  std::int64_t worst = 0;
+  for (const auto& c : calls_) {
+    if (disturbed(c.start, c.start + c.wait_ms * 1'000'000 + bound, pair_pids_.count(c.pid) != 0)) continue;
+    ++calls_judged;
+    std::int64_t excess = c.end - c.start - c.wait_ms * 1'000'000;
+    worst = std::max(worst, excess);
+    if (excess <= bound) continue;
+    if (++calls_over <= 10) {
+      std::cout << "LIVENESS: " << c.name << "(" << c.wait_ms << " ms) by pid " << c.pid << " thread " << c.thread
+                << " took " << ms_of(c.end - c.start) << " ms (" << c.result << "), from " << ms_of(c.start)
+                << " ms, no fault active\n";
+      print_faults_near(c.start - 10'000'000'000, c.end);
+    }
+  }
+  if (calls_over > 0)
+    failures_.push_back(std::to_string(calls_over) + " calls over their wait by more than the liveness bound of " +
+                        std::to_string(bound_ms) + " ms (no fault active)");
+
+  std::ostringstream out;
+  out << "  liveness (bound " << bound_ms << " ms, judged where no fault was active or settling):\n"
+      << "    hand-offs (a lock let go and wanted): " << latencies.size() << " judged (" << at_release
+      << " with a waiter at the release), " << percentiles(latencies) << ", " << over << " over the bound; "
+      << not_judged << " near faults not judged\n";
+  if (pair_lock_ >= 0)
+    out << "      of which the pair's (" << lock_names_[pair_lock_] << "): " << pair_latencies.size() << ", "
+        << percentiles(pair_latencies) << "\n";
+  out
+      << "    calls: " << calls_judged << " judged, worst " << std::fixed << std::setprecision(1)
+      << static_cast<double>(worst) / 1e6 << " ms over the wait, " << calls_over << " over the bound\n";
+  if (latencies.empty() && !control_) failures_.push_back("no hand-off judged: the liveness check proves nothing");
   return out.str();
 }
 
@@ -1164,13 +1492,15 @@ int controller::analyse() {
     std::int64_t excess = ms_of(duration) - c.wait_ms;
     auto& worst = worst_excess.try_emplace(c.name, excess).first->second;
     worst = std::max(worst, excess);
-    if (excess > command_timeout.count() + slack_ms && ++bound_violations <= 10) {
+    if (excess > command_timeout_of(c.pid) + slack_ms && ++bound_violations <= 10) {
       std::cout << "VIOLATION: " << c.name << "(" << c.wait_ms << " ms) by pid " << c.pid << " thread " << c.thread
                 << " took " << ms_of(duration) << " ms (" << c.result << "), from " << ms_of(c.start) << " ms\n";
       print_faults_near(c.start, c.end);
     }
   }
   if (bound_violations > 0) failures_.push_back(std::to_string(bound_violations) + " calls past their bound");
+
+  const std::string liveness = check_liveness();
 
   // Counters: each write that the record says happened added one.
   std::ostringstream counters;
@@ -1219,6 +1549,9 @@ int controller::analyse() {
 
   std::cout << "torture " << name_ << ": " << seconds_ << " s, " << worker_count << " workers x " << thread_count
             << " threads, " << lock_names_.size() << " locks";
+  if (pair_lock_ >= 0)
+    std::cout << " (" << lock_names_[pair_lock_] << ": the pair's, " << pair_threads << " threads of one Client, watchdog "
+              << pair_watchdog.count() << " ms, command_timeout " << pair_command_timeout.count() << " ms)";
   if (in_cluster_) {
     std::cout << " (";
     for (std::size_t i = 0; i < lock_names_.size(); ++i)
@@ -1265,12 +1598,14 @@ int controller::analyse() {
               << " asynchronous replication, allowed: DESIGN §7): " << kill_overlaps << " on " << kill_locks.size()
               << " locks\n";
   std::cout << "  calls (max duration over the wait; bound command_timeout " << command_timeout.count()
-            << " ms + slack " << slack_ms << " ms):\n";
+            << (pair_lock_ >= 0 ? " ms (the pair's " + std::to_string(pair_command_timeout.count()) + ")" : " ms")
+            << " + slack " << slack_ms << " ms):\n";
   for (auto& [name, by_result] : results) {
     std::cout << "    " << name << ": max +" << worst_excess[name] << " ms;";
     for (auto& [result, n] : by_result) std::cout << " " << result << " " << n;
     std::cout << "\n";
   }
+  if (!control_) std::cout << liveness;
   std::cout << tokens.str();
   std::cout << "  counters" << (control_ ? " (must lose updates)" : "") << ":\n" << counters.str();
   std::cout << sweep_note_;
@@ -1309,18 +1644,22 @@ int controller::run() {
   end_ns_ = start + seconds_ * 1'000'000'000;
   live_.assign(worker_count, 0);
   for (int slot = 0; slot < worker_count; ++slot) spawn_worker(slot);
+  if (pair_lock_ >= 0) spawn_pair();
 
-  if (!control_) {
-    // Faults from the first second on, none in the calm tail: a fair waiter
-    // killed late is dropped only after fair_wait, by another attempt.
+  if (!control_ && late_wakeup_ms_ == 0) {
+    // Faults after a calm start, in which the liveness check judges every
+    // hand-off (later only those away from faults are), and none in the calm
+    // tail: a fair waiter killed late is dropped only after fair_wait, by
+    // another attempt.
     std::int64_t calm = (fair_wait + 500ms).count() * 1'000'000;
-    std::this_thread::sleep_for(500ms);
+    std::this_thread::sleep_for(calm_start);
     inject_faults(std::max(start, end_ns_ - calm));
   }
   wait_for_workers();
   keys_left_ = control_ ? 0 : keys_left();
   int code = analyse();
-  if (code == 0 && std::getenv("WARDEN_TORTURE_KEEP") == nullptr) fs::remove_all(run_dir_);
+  // The negative control of liveness fails by design: nothing to keep.
+  if ((code == 0 || late_wakeup_ms_ > 0) && std::getenv("WARDEN_TORTURE_KEEP") == nullptr) fs::remove_all(run_dir_);
   return code;
 }
 
@@ -1328,6 +1667,13 @@ int controller::run() {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  // --handoff-ms MS: the liveness bound (default $WARDEN_TORTURE_HANDOFF_MS, else 500).
+  // --late-wakeup MS: the liveness check's negative control (see the worker).
+  long handoff_ms = env_long("WARDEN_TORTURE_HANDOFF_MS", 500), late_wakeup_ms = 0;
+  while (args.size() >= 2 && (args[0] == "--handoff-ms" || args[0] == "--late-wakeup")) {
+    (args[0] == "--handoff-ms" ? handoff_ms : late_wakeup_ms) = std::atol(args[1].c_str());
+    args.erase(args.begin(), args.begin() + 2);
+  }
   topology where = topology::single;
   if (!args.empty() && args[0] == "--cluster") where = topology::cluster;
   if (!args.empty() && args[0] == "--cluster-kill") where = topology::cluster_kill;
@@ -1338,12 +1684,14 @@ int main(int argc, char** argv) {
   if (args.empty() || args.size() > 2 || std::find(kinds.begin(), kinds.end(), args[0]) == kinds.end() ||
       (where != topology::single &&
        std::find(replicated_kinds.begin(), replicated_kinds.end(), args[0]) == replicated_kinds.end())) {
-    std::cerr << "usage: warden-torture lock|fair|fenced|spin|rwlock|redlock|control [SECONDS]\n"
-                 "       warden-torture --cluster|--cluster-kill|--sentinel lock|fair|fenced|spin|rwlock [SECONDS]\n";
+    std::cerr << "usage: warden-torture [OPTIONS] lock|fair|fenced|spin|rwlock|redlock|control [SECONDS]\n"
+                 "       warden-torture [OPTIONS] --cluster|--cluster-kill|--sentinel lock|fair|fenced|spin|rwlock [SECONDS]\n"
+                 "options: --handoff-ms MS   the liveness bound (default $WARDEN_TORTURE_HANDOFF_MS, else 500)\n"
+                 "         --late-wakeup MS  negative control: one worker's waiters take each lock MS late (must fail)\n";
     return 2;
   }
   std::string kind = args[0];
-  std::string name = name_prefix(where) + kind;
+  std::string name = (late_wakeup_ms > 0 ? "late-wakeup-" : "") + name_prefix(where) + kind;
   if (const char* kinds = std::getenv("WARDEN_TORTURE_KINDS"); kinds && *kinds) {
     std::string list = std::string(",") + kinds + ",";
     if (list.find("," + name + ",") == std::string::npos) {
@@ -1359,7 +1707,9 @@ int main(int argc, char** argv) {
   // says little.
   if (where != topology::single && args.size() == 1) seconds = std::max(seconds, 24L);
   try {
-    return controller(kind, where, seconds, WARDEN_TORTURE_WORKER).run();
+    controller run(kind, where, seconds, WARDEN_TORTURE_WORKER);
+    run.set_liveness(handoff_ms, late_wakeup_ms);
+    return run.run();
   } catch (const std::exception& error) {
     std::cerr << "torture " << name << ": " << error.what() << "\n";
     return 1;

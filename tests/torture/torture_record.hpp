@@ -16,9 +16,13 @@
 //   I lock pid thread
 //       About to write the counter (so that a write by a worker killed
 //       before its S line is counted as possibly done).
-//   C call start end wait_ms result pid thread
+//   C call start end wait_ms result pid thread lock mode
 //       One blocking call. call: try_lock, try_lock_for, unlock.
 //       result: ok, no (not acquired), or the error's errc value name.
+//       lock, mode: which lock (index) and how (x, r, w), as for S. An
+//       acquire's `end` is when the caller was given the lock; an unlock's
+//       `start` is when its holder let go: the controller times hand-offs
+//       from one to the other.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 //
 //   warden-torture-worker KIND MODE URLS RUN_DIR SLOT THREADS END_NS LOCKS
 //                         WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED
+//                         [LATE_WAKEUP_MS [HEALTH_CHECK_MS [PAUSE_MS]]]
 //
 // KIND: lock | fair | fenced | spin | rwlock | redlock. MODE: locked, or unlocked for the
 // negative control (the same sections with no lock taken, reported valid), or
@@ -10,12 +11,21 @@
 // or END_NS passes — so that gone waiters are dropped from the queues).
 // URLS: space-separated URLs, one per Client (three redis:// for redlock,
 // else one: redis:// or a redis+cluster:// whose seeds are comma-separated).
-// LOCKS: the comma-separated lock names.
+// LOCKS: the comma-separated lock names, each NAME or NAME@NUMBER (its number
+// in the records and of its counter file; default: its position).
 // THREADS threads each loop until END_NS (CLOCK_MONOTONIC): pick one of the
 // locks, try to take it, and inside the section read the lock's counter file,
 // sleep, and write it back plus one if the hold is still valid. Every section
 // and every blocking call is appended to RUN_DIR/worker-<pid>.rec (see
 // torture_record.hpp); warden's log goes to RUN_DIR/worker-<pid>.log.
+// All THREADS share this process's Client(s), as threads of one application
+// would: a hand-off between two threads of one Client is a path of its own
+// (both sides on one I/O thread), and the liveness check times it.
+// LATE_WAKEUP_MS (default 0) is the liveness check's negative control: when
+// set, every thread records each acquire that a wait granted that much later
+// than it returned, as a waiter woken late would (the lock held meanwhile).
+// HEALTH_CHECK_MS: Config::health_check_interval (default 1000). PAUSE_MS
+// (default 0): after each hold a thread pauses up to that long.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -107,9 +117,9 @@ void write_counter(int fd, std::int64_t value) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 13) {
+  if (argc < 13 || argc > 16) {
     std::cerr << "usage: warden-torture-worker KIND MODE URLS RUN_DIR SLOT THREADS END_NS LOCKS "
-                 "WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED\n";
+                 "WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED [LATE_WAKEUP_MS [HEALTH_CHECK_MS [PAUSE_MS]]]\n";
     return 2;
   }
   const std::string kind = argv[1];
@@ -119,12 +129,23 @@ int main(int argc, char** argv) {
   const int slot = std::atoi(argv[5]);
   const int threads = std::atoi(argv[6]);
   const std::int64_t end_ns = std::atoll(argv[7]);
-  const auto lock_names = split(argv[8], ',');
+  // NAME or NAME@NUMBER: NUMBER (default: the position in the list) is the
+  // lock's number in the records and names its counter file.
+  std::vector<std::string> lock_names;
+  std::vector<int> lock_numbers;
+  for (const auto& entry : split(argv[8], ',')) {
+    auto at = entry.rfind('@');
+    lock_names.push_back(entry.substr(0, at));
+    lock_numbers.push_back(at == std::string::npos ? static_cast<int>(lock_numbers.size()) : std::atoi(entry.c_str() + at + 1));
+  }
   const int lock_count = static_cast<int>(lock_names.size());
   const milliseconds watchdog{std::atoll(argv[9])};
   const milliseconds command_timeout{std::atoll(argv[10])};
   const milliseconds fair_wait{std::atoll(argv[11])};
   const unsigned seed = static_cast<unsigned>(std::atoll(argv[12]));
+  const milliseconds late_wakeup{argc >= 14 ? std::atoll(argv[13]) : 0};
+  const milliseconds health_check{argc >= 15 ? std::atoll(argv[14]) : 1000};
+  const int pause_ms = argc >= 16 ? std::atoi(argv[15]) : 0;
 
   const std::string pid = std::to_string(::getpid());
   record_file records(run_dir + "/worker-" + pid + ".rec");
@@ -143,7 +164,7 @@ int main(int argc, char** argv) {
 
   std::vector<int> counter_fds;
   for (int i = 0; i < lock_count; ++i) {
-    std::string path = run_dir + "/counter-" + std::to_string(i);
+    std::string path = run_dir + "/counter-" + std::to_string(lock_numbers[i]);
     counter_fds.push_back(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
   }
 
@@ -159,7 +180,7 @@ int main(int argc, char** argv) {
     config.connect_timeout = command_timeout;
     config.fair_lock_wait_timeout = fair_wait;
     config.retry_backoff_max = 200ms;
-    config.health_check_interval = 1s;
+    config.health_check_interval = health_check;
     config.logger = [log, least](warden::log_level level, std::string_view message) {
       if (level < least) return;
       log->line(std::to_string(monotonic_ns()) + " " + std::string(message));
@@ -227,6 +248,7 @@ int main(int argc, char** argv) {
       try {
         while (monotonic_ns() < end_ns) {
           int index = uniform(0, lock_count - 1);
+          const std::string number = std::to_string(lock_numbers[index]);
           char mode = 'x';
           target lock;
           std::int64_t token = 0;  // fenced: the hold's token
@@ -267,9 +289,14 @@ int main(int argc, char** argv) {
               result = error_name(error);
               log->line(std::to_string(monotonic_ns()) + " try_lock_for: " + error.what());
             }
+            // The negative control of the liveness check: this waiter takes
+            // the lock as late as a lost wake-up would make it.
+            if (acquired && wait.count() > 0 && late_wakeup.count() > 0)
+              std::this_thread::sleep_for(late_wakeup);
             records.line("C " + std::string(wait.count() == 0 ? "try_lock" : "try_lock_for") + " " +
                          std::to_string(start) + " " + std::to_string(monotonic_ns()) + " " +
-                         std::to_string(wait.count()) + " " + result + " " + who);
+                         std::to_string(wait.count()) + " " + result + " " + who + " " + number +
+                         " " + mode);
             if (!acquired) continue;
           }
 
@@ -284,7 +311,7 @@ int main(int argc, char** argv) {
             // Check validity before the write with room to spare, as a careful
             // user would; a holder stopped right here is caught by write_valid.
             if (!locked || steady::now() + 20ms < lock.valid_until()) {
-              records.line("I " + std::to_string(index) + " " + who);
+              records.line("I " + number + " " + who);
               write_counter(counter_fds[index], value + 1);
               wrote = true;
               write_valid = !locked || steady::now() < lock.valid_until();
@@ -300,7 +327,7 @@ int main(int argc, char** argv) {
           std::int64_t exit = monotonic_ns();
           steady::time_point valid_until = locked ? lock.valid_until() : steady::time_point::max();
           my_slot.store(0);
-          records.line("S " + std::to_string(index) + " " + mode + " " + std::to_string(enter) + " " +
+          records.line("S " + number + " " + mode + " " + std::to_string(enter) + " " +
                        std::to_string(exit) + " " +
                        std::to_string(locked ? to_ns(valid_until) : std::numeric_limits<std::int64_t>::max()) + " " +
                        (wrote ? "1" : "0") + " " + (write_valid ? "1" : "0") + " " + who + " " +
@@ -316,9 +343,12 @@ int main(int argc, char** argv) {
               log->line(std::to_string(monotonic_ns()) + " unlock: " + error.what());
             }
             records.line("C unlock " + std::to_string(start) + " " + std::to_string(monotonic_ns()) +
-                         " 0 " + result + " " + who);
+                         " 0 " + result + " " + who + " " + number + " " + mode);
           }
           if (!locked) std::this_thread::sleep_for(milliseconds{uniform(0, 2)});
+          // Between two holds, other work for a while: the lock free, and
+          // nobody on this Client waiting for it.
+          if (pause_ms > 0) std::this_thread::sleep_for(milliseconds{uniform(0, pause_ms)});
         }
       } catch (const std::exception& error) {
         log->line(std::to_string(monotonic_ns()) + " thread " + std::to_string(t) + " died: " + error.what());
