@@ -1,0 +1,77 @@
+// The Client's readiness check and its orderly close: what runs on the loop
+// thread for Client::wait_until_connected and Client::close.
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "lock/lock_core.hpp"
+#include "topology/client_core.hpp"
+
+namespace warden::detail {
+
+void ClientCore::probe(clock::time_point deadline, Topology::probe_done done) {
+  // Whichever comes first, the probe's answer or a shutdown, answers; the
+  // other finds it answered. A probe waiting for a slot table or a master
+  // has no command in flight that a shutdown would fail, hence the ticket.
+  struct Once {
+    std::atomic<bool> answered{false};
+    Topology::probe_done done;
+    std::uint64_t ticket = 0;
+  };
+  auto once = std::make_shared<Once>();
+  once->done = std::move(done);
+  once->ticket = track([once] {
+    if (!once->answered.exchange(true)) once->done(make_error_code(errc::shut_down), "the client is shut down");
+  });
+  topology_->probe(deadline, [this, once](std::error_code error, const std::string& why) {
+    if (once->answered.exchange(true)) return;
+    untrack(once->ticket);
+    once->done(error, why);
+  });
+}
+
+// The holds of one round and how their releases went.
+struct ClientCore::ReleaseRound {
+  std::function<void(bool all)> done;
+  std::size_t left = 0;    // holds whose releases are under way
+  bool all = true;         // no release failed so far
+};
+
+bool ClientCore::release_all(std::function<void(bool all)> done) {
+  if (closing_.exchange(true, std::memory_order_acq_rel)) return false;
+  auto round = std::make_shared<ReleaseRound>();
+  round->done = std::move(done);
+  return loop_.post([this, round] { release_round(round); });
+}
+
+void ClientCore::release_round(std::shared_ptr<ReleaseRound> round) {
+  // Acquires that were parked would take what is released: they fail first.
+  // An acquire whose script was in flight may still add a hold, which the
+  // next round releases.
+  fail_waiters();
+  auto held = holds_.held();
+  if (held.empty()) return round->done(round->all);
+  round->left = held.size();
+  for (auto& hold : held) {
+    // A hold's levels are released one after the other, each once the last
+    // was answered, as unlock() would: the lock's own release script for
+    // each kind (read holds keep a key per level), with its unlock message
+    // to the waiters of other clients.
+    auto release_level = std::make_shared<std::function<void(int)>>();
+    *release_level = [this, round, lock = hold.lock, owner = hold.owner, release_level](int levels) {
+      lock->release(owner, [this, round, lock, owner, levels, release_level](std::error_code error,
+                                                                              const std::string&) {
+        // Not held (any more): released by its owner meanwhile, or lost; the
+        // key is not this client's to delete either way.
+        bool gone = error == errc::not_owner || error == errc::lease_expired;
+        if (error && !gone) round->all = false;
+        if (!error && levels > 1 && holds_.count(*lock, owner) > 0) return (*release_level)(levels - 1);
+        *release_level = nullptr;  // breaks the cycle through its own capture
+        if (--round->left == 0) release_round(round);
+      });
+    };
+    (*release_level)(hold.levels);
+  }
+}
+
+}  // namespace warden::detail
