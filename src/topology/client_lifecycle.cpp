@@ -44,6 +44,33 @@ bool ClientCore::release_all(std::function<void(bool all)> done) {
   return loop_.post([this, round] { release_round(round); });
 }
 
+namespace {
+
+// The releases of one hold, level after level, each once the last was
+// answered, as unlock() would send them: the lock's own release script for
+// each kind (read holds keep a key per level), with its unlock message to the
+// waiters of other clients. `done(failed)` runs once, after the last.
+struct LevelReleases : std::enable_shared_from_this<LevelReleases> {
+  std::shared_ptr<LockCore> lock;
+  thread_id owner = 0;
+  int levels = 0;
+  std::function<void(bool failed)> done;
+
+  void next() {
+    lock->release(owner, [self = shared_from_this()](std::error_code error, const std::string&) {
+      // Not held (any more): released by its owner meanwhile, or lost; the
+      // key is not this client's to delete either way.
+      bool gone = error == errc::not_owner || error == errc::lease_expired;
+      if (!error && --self->levels > 0 && self->lock->client().holds().count(*self->lock, self->owner) > 0) {
+        return self->next();
+      }
+      self->done(error && !gone);
+    });
+  }
+};
+
+}  // namespace
+
 void ClientCore::release_round(std::shared_ptr<ReleaseRound> round) {
   // Acquires that were parked would take what is released: they fail first.
   // An acquire whose script was in flight may still add a hold, which the
@@ -53,24 +80,15 @@ void ClientCore::release_round(std::shared_ptr<ReleaseRound> round) {
   if (held.empty()) return round->done(round->all);
   round->left = held.size();
   for (auto& hold : held) {
-    // A hold's levels are released one after the other, each once the last
-    // was answered, as unlock() would: the lock's own release script for
-    // each kind (read holds keep a key per level), with its unlock message
-    // to the waiters of other clients.
-    auto release_level = std::make_shared<std::function<void(int)>>();
-    *release_level = [this, round, lock = hold.lock, owner = hold.owner, release_level](int levels) {
-      lock->release(owner, [this, round, lock, owner, levels, release_level](std::error_code error,
-                                                                              const std::string&) {
-        // Not held (any more): released by its owner meanwhile, or lost; the
-        // key is not this client's to delete either way.
-        bool gone = error == errc::not_owner || error == errc::lease_expired;
-        if (error && !gone) round->all = false;
-        if (!error && levels > 1 && holds_.count(*lock, owner) > 0) return (*release_level)(levels - 1);
-        *release_level = nullptr;  // breaks the cycle through its own capture
-        if (--round->left == 0) release_round(round);
-      });
+    auto releases = std::make_shared<LevelReleases>();
+    releases->lock = std::move(hold.lock);
+    releases->owner = hold.owner;
+    releases->levels = hold.levels;
+    releases->done = [this, round](bool failed) {
+      if (failed) round->all = false;
+      if (--round->left == 0) release_round(round);
     };
-    (*release_level)(hold.levels);
+    releases->next();
   }
 }
 
