@@ -57,13 +57,14 @@ struct LevelReleases : std::enable_shared_from_this<LevelReleases> {
   std::function<void(bool failed)> done;
 
   void next() {
-    lock->release(owner, [self = shared_from_this()](std::error_code error, const std::string&) {
+    lock->release(owner, [self = shared_from_this()](std::error_code error, const std::string& message) {
       // Not held (any more): released by its owner meanwhile, or lost; the
       // key is not this client's to delete either way.
       bool gone = error == errc::not_owner || error == errc::lease_expired;
-      if (!error && --self->levels > 0 && self->lock->client().holds().count(*self->lock, self->owner) > 0) {
-        return self->next();
-      }
+      auto& client = self->lock->client();
+      if (!error && --self->levels > 0 && client.holds().count(*self->lock, self->owner) > 0) return self->next();
+      // Logged as unlock() logs a failed release (the listeners heard of it).
+      if (error && !gone) client.log(log_level::warning, message + " (closing the client)");
       self->done(error && !gone);
     });
   }

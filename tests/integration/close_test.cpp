@@ -138,7 +138,10 @@ TEST(Close, LaterCallsFailWithShutDownAndASecondCloseDoesNothing) {
 
 TEST(Close, AServerThatDoesNotAnswerMakesItReturnFalseAtItsTimeout) {
   RedisServer server;
-  Client client(fast_config(server));
+  Log log;
+  Config config = fast_config(server);
+  log.watch(config);
+  Client client(config);
   Lock lock = client.get_lock("c-unanswered");
   lock.lock();
   server.pause();
@@ -146,6 +149,9 @@ TEST(Close, AServerThatDoesNotAnswerMakesItReturnFalseAtItsTimeout) {
   EXPECT_FALSE(client.close(300ms));
   EXPECT_GE(elapsed_ms(started), 250);
   EXPECT_LT(elapsed_ms(started), 1'000);
+  // The release that got no answer is logged, naming the lock.
+  EXPECT_TRUE(log.contains("lock 'c-unanswered'")) << log.all();
+  EXPECT_TRUE(log.contains("(closing the client)")) << log.all();
   // (The release may still run once the server reads it: nothing is said
   // here about the key.)
   server.resume();
