@@ -1,5 +1,6 @@
-// quickstart: take a lock, check it is still valid before a critical write,
-// release it, and watch a second thread wait for its turn.
+// quickstart: check that Redis is there, take a lock, check it is still
+// valid before a critical write, release it, watch a second thread wait for
+// its turn, and close the client.
 //
 //   ./quickstart redis://127.0.0.1:6379
 #include <warden/warden.hpp>
@@ -15,7 +16,8 @@ int main(int argc, char** argv) {
   const char* url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
   try {
     warden::Client client{warden::Config::from_url(url)};
-    std::cout << "client " << client.id() << " talking to " << url << "\n";
+    client.wait_until_connected(5s);  // fail fast at start: throws the cause (refused, auth, TLS...)
+    std::cout << "client " << client.id() << " connected to " << url << "\n";
 
     warden::Lock lock = client.get_lock("quickstart:orders:42");
 
@@ -60,6 +62,9 @@ int main(int argc, char** argv) {
               << lock.valid_for().count() << " ms\n";
     // unlock() never throws (it is what std::lock_guard calls); unlock_checked() says why a release failed.
     std::cout << "unlocking a lock we do not hold: " << lock.unlock_checked().message() << "\n";
+    // Releases whatever is still held (nothing here) at once, rather than
+    // leaving it to expire with its lease, then shuts the client down.
+    client.close(2s);
   } catch (const warden::Error& error) {
     std::cerr << "quickstart failed: " << error.what() << "\n";
     return 1;

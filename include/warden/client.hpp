@@ -4,11 +4,13 @@
 
 #include <warden/export.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include <warden/config.hpp>
+#include <warden/detail/duration.hpp>
 #include <warden/fair_lock.hpp>
 #include <warden/fenced_lock.hpp>
 #include <warden/lock.hpp>
@@ -27,9 +29,13 @@ struct access;  // the library's own way in (src/api/access.hpp)
 //
 // Thread-safe. Constructing a Client does not wait for the server: the first
 // connection is made in the background and commands wait for it (up to their
-// deadline). Destroying the Client fails pending calls with errc::shut_down and
-// joins the I/O thread; holds still taken stop being renewed and expire after
-// their lease. Lock handles may outlive the Client; their calls then fail with
+// deadline). wait_until_connected() lets a service fail fast at start instead.
+//
+// Destroying the Client fails pending calls with errc::shut_down and joins
+// the I/O thread without a word to the server: holds still taken stop being
+// renewed and stay on the server until their lease runs out (30 s by default),
+// so a destructor never waits for the network. close() releases them first.
+// Lock handles may outlive the Client; their calls then fail with
 // errc::shut_down.
 class WARDEN_API Client {
  public:
@@ -39,6 +45,54 @@ class WARDEN_API Client {
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
+
+  // Waits until the Client can serve lock commands: its servers answer a
+  // PING on a connection that is set up (AUTH, SELECT done). One server: that
+  // server. Cluster: the slot table is read, every master it names answers,
+  // and every slot has a master. Sentinel: a sentinel named the master, the
+  // master confirmed its role, and answers. Returns as soon as that is so.
+  // Runs on the calling thread; it is not an operation of any owner and
+  // changes nothing in Redis.
+  //
+  // Throws warden::Error when not ready within `timeout`, or sooner for a
+  // cause that waiting cannot cure, with the cause of the last failure:
+  // connection_refused (nothing listens; the server closed the connection
+  // unanswered, e.g. a TLS port reached with redis://: the message says so),
+  // authentication_failed (credentials or database refused), tls_verify_failed
+  // / tls_handshake_failed, protocol_error (not a Redis server), routing_failed
+  // (Cluster: no slot table, or slots no master serves; Sentinel: no master
+  // found), or timed_out when no attempt has failed yet (a slow server).
+  // Also errc::invalid_argument for a negative timeout, errc::shut_down after
+  // close() or once destroyed, and errc::would_deadlock on the I/O thread.
+  // The Client keeps connecting in the background after a failure: a later
+  // call may succeed.
+  template <class Rep, class Period>
+  void wait_until_connected(const std::chrono::duration<Rep, Period>& timeout) {
+    wait_until_connected_ms(detail::to_ms(timeout));
+  }
+
+  // Closes the Client in an orderly way: refuses new calls (they fail with
+  // errc::shut_down from now on), fails waiting acquires with
+  // errc::shut_down, releases every hold that this Client's owners still
+  // have (every lock kind, every re-entrant level; each release as unlock()
+  // would send it, so waiters of other clients wake at once), waits up to
+  // `timeout` for the servers' answers, then shuts down as the destructor
+  // does. Returns true when every hold was released (or there was none);
+  // false when a release failed or was not answered within `timeout`: those
+  // holds expire with their lease (each failure is also reported as unlock()
+  // reports it: lost-lock listeners, the logger). A hold whose acquire was
+  // still in flight when close() began is released too; a call racing with
+  // close() on another thread may still take a lock just before the end,
+  // which then expires with its lease. Later calls fail with
+  // errc::shut_down; a later close() does nothing and returns true.
+  // Throws errc::invalid_argument for a negative timeout and
+  // errc::would_deadlock on the I/O thread (nothing is closed then).
+  template <class Rep, class Period>
+  bool close(const std::chrono::duration<Rep, Period>& timeout) {
+    return close_ms(detail::to_ms(timeout));
+  }
+  // close() with Config::command_timeout as its timeout.
+  bool close();
 
   // This client's UUID, the first half of every owner field it writes.
   const std::string& id() const noexcept;
@@ -84,6 +138,8 @@ class WARDEN_API Client {
 
  private:
   friend struct detail::access;
+  void wait_until_connected_ms(std::chrono::milliseconds timeout);
+  bool close_ms(std::chrono::milliseconds timeout);
   std::shared_ptr<detail::ClientCore> core_;
 };
 

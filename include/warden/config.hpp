@@ -201,7 +201,9 @@ struct WARDEN_API Config {
   // accepted range is given with each field.
 
   // Address of the one server (not used for a cluster: see cluster.seeds).
-  // port: 1-65535.
+  // host: a name or an address (IPv6 without brackets); no NUL, space,
+  // control character or any of # ? / \ @ [ ] , (the same holds for the
+  // hosts of cluster seeds and sentinels). port: 1-65535.
   std::string host = "127.0.0.1";
   std::uint16_t port = 6379;
 
@@ -302,8 +304,11 @@ struct WARDEN_API Config {
   //   rediss+sentinel://...                                                  the master over TLS
   // A sentinel URL's credentials are the master's; the sentinels' own are
   // SentinelConfig::username/password.
-  // Credentials may use %-escapes (e.g. %40 for '@'). A bare userinfo is the
-  // password. Fields the URL does not name keep their defaults. Throws
+  // The scheme is case-insensitive; an IPv6 host is written in brackets
+  // ([::1]:6379). Credentials may use %-escapes (e.g. %40 for '@'). A bare
+  // userinfo is the password. Fields the URL does not name keep their
+  // defaults. A host with a byte no host has (see Config::host: "#", "?", a
+  // NUL...) is refused rather than cut short. Throws
   // warden::Error (errc::invalid_argument) naming the URL, with its password
   // masked, when it cannot be parsed.
   static Config from_url(std::string_view url);

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <future>
+#include <utility>
+
 #include "api/access.hpp"
 #include "topology/client_core.hpp"
 #include "lock/fair_lock_core.hpp"
@@ -32,6 +35,70 @@ Client::~Client() {
   } catch (...) {
     // A destructor must not throw; shutdown only fails if the thread cannot be joined.
   }
+}
+
+namespace {
+
+using std::chrono::milliseconds;
+
+// A caller's timeout as a deadline. Capped at a year: timers need a time
+// they can represent, and nobody waits longer.
+detail::clock::time_point deadline_after(milliseconds timeout) {
+  constexpr milliseconds cap = std::chrono::hours(24 * 365);
+  return detail::clock::now() + std::min(timeout, cap);
+}
+
+void check_wait(detail::ClientCore& core, milliseconds timeout, std::string_view call) {
+  if (timeout.count() < 0) {
+    throw Error(errc::invalid_argument,
+                fmt::format("warden: {}: {}: the timeout must not be negative", core.topology().label(), call));
+  }
+  if (core.loop().in_loop_thread()) {
+    throw Error(errc::would_deadlock,
+                fmt::format("warden: {}: {} blocks, and was called on the client's I/O thread (inside a callback)",
+                            core.topology().label(), call));
+  }
+}
+
+}  // namespace
+
+void Client::wait_until_connected_ms(milliseconds timeout) {
+  check_wait(*core_, timeout, "wait_until_connected()");
+  auto start = detail::clock::now();
+  auto deadline = deadline_after(timeout);
+  using answer = std::pair<std::error_code, std::string>;
+  auto promise = std::make_shared<std::promise<answer>>();
+  auto future = promise->get_future();
+  // No CallerWaits: the answer may take the whole timeout, and the loop
+  // thread runs the reconnects meanwhile.
+  bool queued = core_->post_operation([core = core_, deadline, promise] {
+    core->probe(deadline, [promise](std::error_code error, const std::string& why) {
+      promise->set_value(answer{error, why});
+    });
+  });
+  if (!queued) {
+    throw Error(errc::shut_down, fmt::format("warden: {}: the client is shut down", core_->topology().label()));
+  }
+  // The probe answers by its deadline, or when a shutdown fails it.
+  auto [error, why] = future.get();
+  if (!error) return;
+  auto waited = std::chrono::duration_cast<milliseconds>(detail::clock::now() - start);
+  throw Error(error, fmt::format("warden: {}: not connected after {} ms (timeout {} ms): {}", core_->topology().label(),
+                                 waited.count(), timeout.count(), why));
+}
+
+bool Client::close() { return close_ms(core_->config().command_timeout); }
+
+bool Client::close_ms(milliseconds timeout) {
+  check_wait(*core_, timeout, "close()");
+  auto deadline = deadline_after(timeout);
+  auto promise = std::make_shared<std::promise<bool>>();
+  auto future = promise->get_future();
+  // Another close() began first (or ended): it shuts the client down.
+  if (!core_->release_all([promise](bool all) { promise->set_value(all); })) return true;
+  bool all = future.wait_until(deadline) == std::future_status::ready && future.get();
+  core_->shutdown();
+  return all;
 }
 
 const std::string& Client::id() const noexcept { return core_->id(); }

@@ -2,6 +2,7 @@
 #include <warden/config.hpp>
 #include <warden/error.hpp>
 
+#include <cctype>
 #include <charconv>
 #include <string>
 
@@ -31,11 +32,38 @@ constexpr url_scheme url_schemes[] = {
     {"rediss+sentinel://", true, false, url_topology::sentinel},
 };
 
+// Schemes are case-insensitive (RFC 3986, 3.1): "REDIS://" is "redis://".
+bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
+  }
+  return true;
+}
+
 const url_scheme* find_scheme(std::string_view url) {
   for (const auto& scheme : url_schemes) {
-    if (url.substr(0, scheme.prefix.size()) == scheme.prefix) return &scheme;
+    if (starts_with_ignoring_case(url, scheme.prefix)) return &scheme;
   }
   return nullptr;
+}
+
+// Why `host` cannot name a server, or empty when it can. A byte that no host
+// name or address holds (a NUL, a space, a URL delimiter) would otherwise be
+// cut off or skipped by the resolver: "127.0.0.1\0evil" must not reach
+// 127.0.0.1. Only the offending character is named, never the host itself,
+// which may hold a NUL or a control character.
+std::string host_problem(std::string_view host) {
+  for (char c : host) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte == 0) return "the host contains a NUL byte";
+    if (byte == ' ') return "the host contains a space";
+    if (byte < 0x20 || byte == 0x7f) return fmt::format("the host contains the control character 0x{:02x}", byte);
+    if (std::string_view("#?/\\@[],").find(c) != std::string_view::npos) {
+      return fmt::format("the host contains '{}', which no host name or address has", c);
+    }
+  }
+  return {};
 }
 
 // Where the userinfo of a socket URL ends: the '@' that starts the path. A
@@ -88,8 +116,24 @@ std::string redacted(std::string_view url) {
   return out;
 }
 
+// `text` with its control characters written as \xNN: a message must show a
+// NUL inside a URL rather than end there.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 [[noreturn]] void bad_url(std::string_view url, std::string_view why) {
-  throw Error(errc::invalid_argument, "warden: invalid Redis URL '" + redacted(url) + "': " + std::string(why));
+  throw Error(errc::invalid_argument,
+              "warden: invalid Redis URL '" + printable(redacted(url)) + "': " + std::string(why));
 }
 
 [[noreturn]] void bad_field(std::string_view field, std::string_view why) {
@@ -107,6 +151,7 @@ void check_endpoints(std::string_view field, const std::vector<endpoint>& list) 
   for (std::size_t i = 0; i < list.size(); ++i) {
     auto name = fmt::format("{}[{}]", field, i);
     if (list[i].host.empty()) bad_field(name, "the host is empty");
+    if (auto problem = host_problem(list[i].host); !problem.empty()) bad_field(name, problem);
     if (list[i].port == 0) bad_field(name, fmt::format("{}: port 0 is not a server port", list[i].host));
   }
 }
@@ -204,6 +249,7 @@ void Config::validate() const {
   using std::chrono::milliseconds;
   constexpr milliseconds day = std::chrono::hours(24);
   if (port == 0) bad_field("port", "port 0 is not a server port");
+  if (auto problem = host_problem(host); !problem.empty()) bad_field("host", problem);
   if (database < 0) bad_field("database", fmt::format("{} is negative", database));
   // Renewal runs every third of the lease, so it needs at least 3 ms; past
   // ten years Redis or the clocks would overflow (detail::max_lease).
@@ -361,6 +407,7 @@ std::pair<std::string, std::uint16_t> parse_host_port(std::string_view url, std:
     port = parse_number<std::uint16_t>(url, rest.substr(colon + 1), "port", 1, 65535);
   }
   if (host.empty()) bad_url(url, "no host");
+  if (auto problem = host_problem(host); !problem.empty()) bad_url(url, problem);
   if (host.find(':') != std::string_view::npos && !bracketed) bad_url(url, "an IPv6 address must be in brackets");
   return {std::string(host), port};
 }

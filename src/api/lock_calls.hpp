@@ -91,7 +91,8 @@ void deliver(const std::shared_ptr<LockCore>& core, sink<T> out, Outcome<T> outc
 // Runs op(lock, out) on the I/O thread.
 template <class T, class Op>
 void submit(const std::shared_ptr<LockCore>& core, Op op, sink<T> out) {
-  bool queued = core->client().post([core, op = std::move(op), out]() mutable { op(*core, std::move(out)); });
+  bool queued =
+      core->client().post_operation([core, op = std::move(op), out]() mutable { op(*core, std::move(out)); });
   if (!queued) out(failure<T>(make_error_code(errc::shut_down), core->message("the client is shut down")));
 }
 
@@ -148,7 +149,7 @@ void acquire(const std::shared_ptr<LockCore>& core, thread_id owner, std::option
                              failure<Acquired>(make_error_code(errc::invalid_argument), core->message(*problem)));
   }
   // A copy stays here to hear of a client already shut down.
-  bool queued = core->client().post([core, owner, wait, lease, cancel = std::move(cancel), out]() mutable {
+  bool queued = core->client().post_operation([core, owner, wait, lease, cancel = std::move(cancel), out]() mutable {
     start_acquire(*core, owner, wait, lease, std::move(out), std::move(cancel));
   });
   if (!queued) out(failure<Acquired>(make_error_code(errc::shut_down), core->message("the client is shut down")));

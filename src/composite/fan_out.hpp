@@ -83,6 +83,14 @@ inline void run_on(const std::shared_ptr<LockCore>& member, std::function<void()
   if (!member->client().post(std::move(task))) shut_down();
 }
 
+// The same for a member's part in a new operation (an acquire round): also
+// refused, with `shut_down` run instead, once the member's client is closing
+// (Client::close), as a call on a plain lock of that client is.
+inline void run_operation_on(const std::shared_ptr<LockCore>& member, std::function<void()> task,
+                             const std::function<void()>& shut_down) {
+  if (!member->client().post_operation(std::move(task))) shut_down();
+}
+
 // Runs `fn` on `client`'s I/O thread after `delay`; if the client shuts down
 // first (or already has), runs `shut_down` instead. Exactly one of them runs.
 void schedule_on(ClientCore& client, std::chrono::milliseconds delay, std::function<void()> fn,

@@ -59,7 +59,7 @@ void Round::ask(const std::shared_ptr<Gather<MemberVote>>& gather, std::size_t i
   auto member = core_->member(i);
   auto owner = owner_;
   auto round = shared_from_this();
-  run_on(
+  run_operation_on(
       member,
       [gather, round, i, member, owner, member_wait, attempt_lease, budget, cancel] {
         auto& loop = member->client().loop();

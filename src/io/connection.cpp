@@ -42,11 +42,21 @@ bool permanent(std::error_code why) {
          why == errc::protocol_error;
 }
 
+// The hint for a plaintext link that a TLS port would explain.
+constexpr const char* tls_hint = "the server may expect TLS: use rediss://";
+
 constexpr std::size_t read_buffer_size = 64 * 1024;
 
 // A libuv error in words a reader can search for: "connection refused
 // (ECONNREFUSED)".
 std::string uv_error_text(int status) { return fmt::format("{} ({})", uv_strerror(status), uv_err_name(status)); }
+
+// "host:port", or "[v6]:port" for an IPv6 address (as a URL writes it, so
+// that the port cannot be read as a part of the address).
+std::string host_and_port(const std::string& host, std::uint16_t port) {
+  if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
+  return fmt::format("{}:{}", host, port);
+}
 
 }  // namespace
 
@@ -90,7 +100,7 @@ struct Connection::Socket {
 Connection::Connection(EventLoop& loop, ConnectionOptions options)
     : loop_(loop),
       options_(std::move(options)),
-      server_(options_.unix_socket.empty() ? fmt::format("{}:{}", options_.host, options_.port) : options_.unix_socket),
+      server_(options_.unix_socket.empty() ? host_and_port(options_.host, options_.port) : options_.unix_socket),
       link_(Backoff(options_.backoff_min, options_.backoff_max, random_seed())) {}
 
 Connection::~Connection() { close(); }
@@ -129,6 +139,7 @@ void Connection::start() {
 void Connection::connect() {
   reconnect_timer_ = 0;
   if (!link_.begin_connect()) return;
+  answered_ = false;
   socket_ = new Socket;
   socket_->owner = this;
   connect_timer_ = loop_.after(options_.connect_timeout, [this] {
@@ -137,8 +148,10 @@ void Connection::connect() {
       drop(make_error_code(errc::tls_handshake_failed),
            fmt::format("TLS handshake timed out after {} ms", options_.connect_timeout.count()));
     } else if (transport_up_) {
+      // A TLS port that waits for a handshake instead of closing looks so.
       drop(make_error_code(errc::connection_refused),
-           fmt::format("no answer to the set-up commands within {} ms", options_.connect_timeout.count()));
+           fmt::format("no answer to the set-up commands within {} ms{}", options_.connect_timeout.count(),
+                       tls_ || !options_.unix_socket.empty() ? "" : " (if the server expects TLS, use rediss://)"));
     } else {
       drop(make_error_code(errc::connection_refused),
            fmt::format("connect timed out after {} ms", options_.connect_timeout.count()));
@@ -254,6 +267,16 @@ void Connection::start_session() {
 }
 
 void Connection::on_read_failed(int status) {
+  if (!tls_ && options_.unix_socket.empty() && transport_up_ && !link_.ready() && !answered_) {
+    // Closed before the server said a word to our set-up commands: a TLS
+    // port does that to plaintext (Redis resets the connection). Twice in a
+    // row, it fails what is queued (LinkState::refuses_plaintext).
+    drop(make_error_code(errc::connection_refused),
+         fmt::format("the server closed the connection without answering the set-up commands ({}); {}",
+                     status == UV_EOF ? std::string("end of stream") : uv_error_text(status), tls_hint),
+         true);
+    return;
+  }
   if (status == UV_EOF && tls_) {
     // A close in the middle of the handshake says something about TLS (the
     // server refused our certificate, or speaks another protocol).
@@ -290,7 +313,14 @@ void Connection::on_bytes(const char* data, std::size_t size) {
   std::vector<LinkProtocol::Event> events;
   events.swap(events_);
   events.clear();
+  bool first_bytes = !answered_;
+  answered_ = true;
   if (!protocol_.feed(data, size, events)) {
+    if (first_bytes && !tls_ && LinkProtocol::starts_tls_record(data, size)) {
+      drop(make_error_code(errc::protocol_error),
+           fmt::format("the server answered with a TLS record, not a Redis reply; {}", tls_hint));
+      return;
+    }
     drop(make_error_code(errc::protocol_error), protocol_.error_text());
     return;
   }
@@ -639,7 +669,7 @@ void Connection::release_socket() {
   write_in_progress_ = false;
 }
 
-void Connection::drop(std::error_code why, std::string detail) {
+void Connection::drop(std::error_code why, std::string detail, bool closed_unanswered) {
   bool was_ready = link_.ready();
   release_socket();
   loop_.cancel(connect_timer_);
@@ -664,7 +694,7 @@ void Connection::drop(std::error_code why, std::string detail) {
     }
   }
   queue_.insert(queue_.begin(), resend.begin(), resend.end());
-  auto delay = link_.failed(why);
+  auto delay = link_.failed(why, closed_unanswered);
   last_failure_ = detail;
   if (!was_ready) ++failed_attempts_;
   // The first failure of a streak, and any that says something new, at info;
@@ -678,8 +708,9 @@ void Connection::drop(std::error_code why, std::string detail) {
   reconnect_timer_ = loop_.after(delay, [this] { connect(); });
   // Handlers run last: what they send now is queued for the next connection.
   for (auto id : lost) complete(id, failure(make_error_code(errc::connection_lost)));
-  if (permanent(why)) {
-    // Waiting will not fix credentials or trust: fail what is queued now.
+  if (permanent(why) || link_.refuses_plaintext()) {
+    // Waiting will not fix credentials, trust or a port that speaks TLS:
+    // fail what is queued now.
     auto queued = std::move(queue_);
     queue_.clear();
     for (auto id : queued) complete(id, failure(why));

@@ -135,7 +135,8 @@ class Connection : private Flushable {
   void become_ready();
   // `detail` is taken by value: callers pass text owned by what drop() resets
   // (the parser's error, the TLS session's).
-  void drop(std::error_code why, std::string detail);
+  // `closed_unanswered`: see LinkState::failed.
+  void drop(std::error_code why, std::string detail, bool closed_unanswered = false);
   void release_socket();
   void write_queued();
   void write_request(std::uint64_t id, Request& request);
@@ -164,6 +165,7 @@ class Connection : private Flushable {
   int socket_fd_ = -1;        // its descriptor: written with send(2), watched for hang-ups (EventLoop::watch_hangup)
   std::unique_ptr<TlsSession> tls_;
   bool transport_up_ = false;  // connected, TLS (if any) established
+  bool answered_ = false;      // this attempt has read a byte of RESP (or TLS's plaintext)
   std::string plain_out_;      // encoded commands not yet handed to TLS / the socket
   std::string wire_out_;       // bytes for the socket, not yet written
   std::string writing_;        // bytes of the write in progress

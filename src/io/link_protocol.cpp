@@ -196,6 +196,12 @@ bool LinkProtocol::as_push(const Reply& reply, std::vector<Event>& events) {
   return true;
 }
 
+bool LinkProtocol::starts_tls_record(const char* data, std::size_t size) {
+  if (size < 2) return false;
+  auto type = static_cast<unsigned char>(data[0]);
+  return type >= 20 && type <= 23 && static_cast<unsigned char>(data[1]) == 3;
+}
+
 std::vector<std::uint64_t> LinkProtocol::reset() {
   std::vector<std::uint64_t> ids;
   for (const auto& pending : in_flight_) {

@@ -84,6 +84,11 @@ class LinkProtocol {
   // oldest first, and starts afresh (parser, subscriptions).
   std::vector<std::uint64_t> reset();
 
+  // Whether `data`, the first bytes a server sent, begin a TLS record: a
+  // content type (20 to 23: an alert, a handshake...) and major version 3.
+  // No RESP reply starts so; a TLS server answering plaintext may.
+  static bool starts_tls_record(const char* data, std::size_t size);
+
   std::size_t in_flight() const { return in_flight_.size(); }
   // Whether the link has subscribed since the last reset.
   bool subscribed_mode() const { return subscribed_mode_; }

@@ -33,7 +33,16 @@ class LinkState {
 
   // An attempt failed or a ready link dropped: → backing_off. Returns how long
   // to wait before the next attempt; consecutive failures back off further.
-  std::chrono::milliseconds failed(std::error_code why);
+  // `closed_unanswered`: a plaintext attempt that the server closed during
+  // set-up before answering anything, which is what a TLS port does with
+  // plaintext (Redis resets it).
+  std::chrono::milliseconds failed(std::error_code why, bool closed_unanswered = false);
+
+  // Whether the last two attempts or more in a row were closed unanswered:
+  // once may be a server going away as it accepted us (the next attempt is
+  // then refused, or answered); twice, the port most likely expects TLS, and
+  // waiting will not change that.
+  bool refuses_plaintext() const { return unanswered_closes_ >= 2; }
 
   // Any state → closed; nothing reconnects after this.
   void close() { state_ = state::closed; }
@@ -50,6 +59,7 @@ class LinkState {
   state state_ = state::idle;
   std::error_code last_error_;
   int failures_ = 0;
+  int unanswered_closes_ = 0;  // consecutive attempts closed unanswered
   bool ever_connected_ = false;
 };
 

@@ -150,14 +150,19 @@ SetupRefusal describe_auth_refusal(std::string_view command, const Reply& reply,
   // Servers before ACLs (Redis 5) refused a password with a plain ERR and
   // these words.
   bool wrong_password = kind == reply_class::auth_refused || text.find("invalid username-password") != std::string::npos;
-  bool refused = command == "SELECT" || wrong_password || kind == reply_class::auth_required ||
+  // A password the server does not want is as permanent as a wrong one: the
+  // configuration disagrees with the server's, and retrying cannot help.
+  // Redis 6 and later, then Redis 5's words.
+  bool unneeded_password = text.find("without any password configured") != std::string::npos ||
+                           text.find("no password is set") != std::string::npos;
+  bool refused = command == "SELECT" || wrong_password || unneeded_password || kind == reply_class::auth_required ||
                  kind == reply_class::no_permission || text.find("invalid password") != std::string::npos;
   std::string why;
   if (wrong_password) {
     why = with_username ? "wrong password, or no such user (or it is disabled)" : "wrong password";
   } else if (kind == reply_class::auth_required) {
     why = "the server requires a password and none was configured";
-  } else if (text.find("without any password configured") != std::string::npos) {
+  } else if (unneeded_password) {
     why = "a password was configured but the server requires none";
   } else if (kind == reply_class::no_permission) {
     why = "the user may not run this command";

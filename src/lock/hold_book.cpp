@@ -152,6 +152,16 @@ int HoldBook::count(const LockCore& lock, thread_id owner) const {
   return it == holds_.end() ? 0 : static_cast<int>(it->second.levels.size());
 }
 
+std::vector<HoldBook::Held> HoldBook::held() const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  std::vector<Held> out;
+  out.reserve(holds_.size());
+  for (const auto& entry : holds_) {
+    out.push_back(Held{entry.second.lock, entry.first.second, static_cast<int>(entry.second.levels.size())});
+  }
+  return out;
+}
+
 clock::time_point HoldBook::valid_until(const LockCore& lock, thread_id owner) const {
   std::lock_guard<std::mutex> guard(mutex_);
   auto it = holds_.find({&lock, owner});

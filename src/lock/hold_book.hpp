@@ -108,6 +108,15 @@ class HoldBook {
   };
   confirmation confirmed(const LockCore& lock, thread_id owner) const;
 
+  // Every hold in the book now, with its number of re-entrant levels
+  // (Client::close releases them all). Loop thread.
+  struct Held {
+    std::shared_ptr<LockCore> lock;
+    thread_id owner = 0;
+    int levels = 0;
+  };
+  std::vector<Held> held() const;
+
   // ---- what the Watchdog asks and reports; loop thread ----
 
   // The renewal period: a third of the watchdog lease.

@@ -168,23 +168,28 @@ ClientCore::~ClientCore() { shutdown(); }
 
 void ClientCore::shutdown() {
   if (shut_down_.exchange(true)) return;
+  closing_.store(true, std::memory_order_release);
   loop_.stop([this] {
     // Parked acquires first: they would otherwise wait on timers that die with the loop.
-    auto tracked = std::move(tracked_);
-    tracked_.clear();
-    for (auto& [ticket, fail] : tracked) fail();
-    // One at a time off the front: failing one may make others leave (or,
-    // woken, park again: they are failed too rather than left to timers
-    // that die with the loop).
-    ShutdownHook& head = hooks_;
-    while (head.next_ != &head) {
-      ShutdownHook* hook = head.next_;
-      untrack(*hook);
-      hook->on_shutdown();
-    }
+    fail_waiters();
     watchdog_.stop();
     topology_->close();
   });
+}
+
+void ClientCore::fail_waiters() {
+  auto tracked = std::move(tracked_);
+  tracked_.clear();
+  for (auto& [ticket, fail] : tracked) fail();
+  // One at a time off the front: failing one may make others leave (or,
+  // woken, park again: they are failed too rather than left to timers
+  // that die with the loop).
+  ShutdownHook& head = hooks_;
+  while (head.next_ != &head) {
+    ShutdownHook* hook = head.next_;
+    untrack(*hook);
+    hook->on_shutdown();
+  }
 }
 
 std::shared_ptr<LockCore> ClientCore::still_alive(LockCore& core) { return core.weak_from_this().lock(); }

@@ -58,8 +58,26 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   ~ClientCore();
 
   // Fails pending calls with errc::shut_down, closes connections, joins the
-  // I/O thread. Called once, by ~Client, never from the I/O thread.
+  // I/O thread. Called by ~Client and Client::close (the first call does
+  // it), never from the I/O thread.
   void shutdown();
+
+  // ---- readiness and closing (client_lifecycle.cpp) ----
+
+  // Client::wait_until_connected: Topology::probe, failed with
+  // errc::shut_down by a shutdown that comes first. `done` runs once, on the
+  // loop thread. Loop thread.
+  void probe(clock::time_point deadline, Topology::probe_done done);
+
+  // Client::close, first step (any thread but the loop's): no new operation
+  // is taken (post_operation() refuses: calls fail with errc::shut_down), waiting
+  // acquires fail with errc::shut_down, and every hold in the book is
+  // released, level by level, until the book is empty. `done(all)` runs
+  // once, on the loop thread, when every release was answered: `all` is
+  // false when a release failed (the hold is left to expire with its lease).
+  // Returns false, without calling `done`, when the client is closing or
+  // shut down already.
+  bool release_all(std::function<void(bool all)> done);
 
   const Config& config() const { return config_; }
   const std::string& id() const { return id_; }
@@ -85,6 +103,13 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
 
   // Runs `task` on the I/O thread; false (task dropped) once shut down.
   bool post(std::function<void()> task) { return loop_.post(std::move(task)); }
+  // The same for a user's new operation, which Client::close refuses from
+  // its start: false (task dropped) once closing or shut down. What an
+  // operation under way posts for itself uses post().
+  bool post_operation(std::function<void()> task) {
+    if (closing_.load(std::memory_order_acquire)) return false;
+    return loop_.post(std::move(task));
+  }
 
   // Where commands go (one server or a cluster). Loop thread, except
   // Topology::label() and Topology::describe().
@@ -181,6 +206,14 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   HookList hooks_;  // linked to itself by the constructor
   std::uint64_t next_ticket_ = 1;
   std::atomic<bool> shut_down_{false};
+  std::atomic<bool> closing_{false};  // Client::close began: no new operation
+
+  // Fails the operations that wait without a command in flight (parked
+  // acquires), each with errc::shut_down. Loop thread.
+  void fail_waiters();
+  // One round of release_all: releases what the book holds now.
+  struct ReleaseRound;
+  void release_round(std::shared_ptr<ReleaseRound> round);
 };
 
 // "warden: lock 'NAME' on HOST:PORT: WHAT"

@@ -124,6 +124,46 @@ void Cluster::run_script(Command command, std::string_view route_key, clock::tim
   dispatch(std::move(routed));
 }
 
+void Cluster::probe(clock::time_point deadline, probe_done done) {
+  // The first PING (routed to slot 0's master) waits for a slot table; then
+  // every master it names must answer, since a lock may live on any of them,
+  // and a PING to each uncovered slot waits for a master to serve it.
+  Topology::probe(deadline, [this, deadline, done = std::move(done)](std::error_code error, const std::string& why) {
+    if (error) return done(error, why);
+    if (closed_ || !map_) return done(make_error_code(errc::shut_down), "the client is shut down");
+    struct Tally {
+      std::size_t left = 0;
+      std::error_code error;
+      std::string why;
+      probe_done done;
+    };
+    auto tally = std::make_shared<Tally>();
+    tally->done = std::move(done);
+    auto answered = [tally](std::string where) {
+      return [tally, where = std::move(where)](Response&& response) {
+        if (response.error && !tally->error) {
+          tally->error = response.error;
+          tally->why = where + ": " + describe_error(response);
+        }
+        if (--tally->left == 0) tally->done(tally->error, tally->why);
+      };
+    };
+    auto masters = map_->masters();
+    auto uncovered = map_->uncovered();
+    tally->left = masters.size() + uncovered.size() + 1;  // + 1: none answers before all are sent
+    for (const auto& master : masters) {
+      node_at(master)->send(Command{"PING"}, deadline, true, answered(master.to_string()));
+    }
+    for (const auto& range : uncovered) {
+      auto routed = std::make_shared<Routed>(config_.max_redirects);
+      prepare(*routed, Command{"PING"}, deadline, true, answered(fmt::format("slot {}", range.first)));
+      routed->slot = range.first;
+      dispatch(std::move(routed));
+    }
+    answered({})(Response{});
+  });
+}
+
 void Cluster::dispatch(std::shared_ptr<Routed> routed) {
   if (closed_) return routed->handler(Response{make_error_code(errc::shut_down), {}});
   if (routed->placeholder && sharded_) {

@@ -42,6 +42,7 @@ class Cluster final : public Topology {
   const std::string& label() const override { return label_; }
   const char* publish_command() const override;
   std::uint32_t group_of(std::string_view key) const override;
+  void probe(clock::time_point deadline, probe_done done) override;
 
   // Whether waiters use shard channels; known once the first slot table is in.
   std::optional<bool> sharded() const { return sharded_; }

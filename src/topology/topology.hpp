@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -66,6 +67,17 @@ class Topology {
   // Holds whose keys share a group may be renewed by one script: a script's
   // keys must all live in one cluster slot. 0 for a single server.
   virtual std::uint32_t group_of(std::string_view key) const = 0;
+  // Readiness (Client::wait_until_connected): `done` runs once, on the loop
+  // thread, with no error once the servers commands go to answer a PING:
+  // the one server; a cluster's slot table is read and every master it names
+  // answered; Sentinel's master is found, confirmed and answered. Else,
+  // at `deadline` at the latest (at once for a cause waiting cannot cure,
+  // such as refused credentials), with the cause of the last failure
+  // (connection_refused, authentication_failed, tls_*, routing_failed) or
+  // timed_out, and the cause in words.
+  using probe_done = std::function<void(std::error_code, const std::string&)>;
+  virtual void probe(clock::time_point deadline, probe_done done);
+
   // Loop thread: nothing in flight that a server could answer, nobody
   // subscribed (EventLoop::set_idle_probe). A topology that keeps watches of
   // its own (a cluster's slot table, Sentinel's switch-master) is never idle.

@@ -148,6 +148,19 @@ TEST_F(ClusterLocks, EveryLockKindTakesItsKeysOnTheMasterOfItsSlot) {
   }
 }
 
+TEST_F(ClusterLocks, WaitUntilConnectedReturnsOnceEveryMasterIsConnected) {
+  Client client(cluster_config(cluster()));
+  auto started = steady::now();
+  client.wait_until_connected(5s);
+  EXPECT_LT(elapsed_ms(started), 2'000);
+  // Every master, not only the one that gave the slot table: a lock may
+  // live on any of them.
+  for (std::size_t m = 0; m < 3; ++m) {
+    auto clients = RedisProbe(cluster().first_master(m)).command({"CLIENT", "LIST"}).str;
+    EXPECT_NE(clients.find("name=warden:" + client.id()), std::string::npos) << "master " << m << ": " << clients;
+  }
+}
+
 TEST_F(ClusterLocks, TwoClientsExcludeEachOtherOnEveryMaster) {
   Client a(cluster_config(cluster()));
   Client b(cluster_config(cluster()));
@@ -373,10 +386,8 @@ TEST(ClusterBadInput, ASeedThatIsNoClusterNodeFailsWithClusterError) {
   EXPECT_FALSE(probe.exists("not-a-cluster"));
 }
 
-TEST(ClusterBadInput, AKeyInAnUncoveredSlotFailsWithClusterErrorNamingTheSlot) {
-  RedisCluster cluster({3, 0, {"--cluster-require-full-coverage", "no"}});
-  // Master 2 gives up its slots: nobody serves them.
-  RedisProbe third(cluster.first_master(2));
+// Master 2 gives up its slots: nobody serves them. Returns them.
+std::pair<long long, long long> uncover_third_master(RedisCluster& cluster) {
   auto ranges = RedisProbe(cluster.first_master(0)).command({"CLUSTER", "SLOTS"});
   long long first = -1, last = -1;
   for (const auto& range : ranges.elements) {
@@ -385,11 +396,18 @@ TEST(ClusterBadInput, AKeyInAnUncoveredSlotFailsWithClusterErrorNamingTheSlot) {
       last = range.elements[1].integer;
     }
   }
-  ASSERT_GE(first, 0);
+  if (first < 0) return {first, last};
   for (std::size_t i = 0; i < 3; ++i) {
     RedisProbe(cluster.node(i)).command({"CLUSTER", "DELSLOTSRANGE", std::to_string(first), std::to_string(last)});
   }
-  ASSERT_TRUE(eventually([&] { return cluster.master_of_slot(static_cast<std::uint16_t>(first)) == -1; }));
+  EXPECT_TRUE(eventually([&] { return cluster.master_of_slot(static_cast<std::uint16_t>(first)) == -1; }));
+  return {first, last};
+}
+
+TEST(ClusterBadInput, AKeyInAnUncoveredSlotFailsWithClusterErrorNamingTheSlot) {
+  RedisCluster cluster({3, 0, {"--cluster-require-full-coverage", "no"}});
+  auto [first, last] = uncover_third_master(cluster);
+  ASSERT_GE(first, 0);
 
   Config config = cluster_config(cluster);
   config.replica_sync.mode = replica_sync_mode::off;  // a cluster without replicas
@@ -414,6 +432,25 @@ TEST(ClusterBadInput, AKeyInAnUncoveredSlotFailsWithClusterErrorNamingTheSlot) {
   Lock lock = client.get_lock(served);
   lock.lock();
   lock.unlock();
+}
+
+TEST(ClusterBadInput, WaitUntilConnectedFailsNamingASlotNoMasterServes) {
+  RedisCluster cluster({3, 0, {"--cluster-require-full-coverage", "no"}});
+  auto [first, last] = uncover_third_master(cluster);
+  ASSERT_GE(first, 0);
+  Config config = cluster_config(cluster);
+  config.replica_sync.mode = replica_sync_mode::off;
+  Client client(config);
+  auto started = steady::now();
+  try {
+    client.wait_until_connected(500ms);
+    ADD_FAILURE() << "ready with slots " << first << "-" << last << " served by nobody";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::routing_failed) << error.what();
+    EXPECT_NE(std::string(error.what()).find("no master serves slot " + std::to_string(first)), std::string::npos)
+        << error.what();
+  }
+  EXPECT_LT(elapsed_ms(started), 1'500);
 }
 
 // ---------------------------------------------------------------------------

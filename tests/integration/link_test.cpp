@@ -721,12 +721,12 @@ TEST(LinkCluster, ASlotMovingAwayEndsTheShardSubscriptionWakesTheWaiterAndTellsW
 // ---------------------------------------------------------------------------
 // Peers
 
-// A TCP listener that is not Redis: whatever it is sent, it answers with an
-// HTTP error, then waits for the client to hang up. Serves one connection at
-// a time until destroyed.
+// A TCP listener that is not Redis: whatever it is sent, it answers with
+// `answer` (by default an HTTP error), then waits for the client to hang up.
+// Serves one connection at a time until destroyed.
 class NotRedisPeer {
  public:
-  NotRedisPeer() {
+  explicit NotRedisPeer(std::string answer = "HTTP/1.1 400 Bad Request\r\n\r\n") : answer_(std::move(answer)) {
     listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listener_ < 0) throw std::system_error(errno, std::generic_category(), "socket");
     sockaddr_in address{};
@@ -767,7 +767,6 @@ class NotRedisPeer {
   }
 
   void serve() {
-    static const char answer[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
     while (readable(listener_)) {
       int client = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
       if (client < 0) continue;
@@ -782,13 +781,14 @@ class NotRedisPeer {
           // count includes it.
           ++answered_;
           answered = true;
-          send(client, answer, sizeof answer - 1, MSG_NOSIGNAL);
+          send(client, answer_.data(), answer_.size(), MSG_NOSIGNAL);
         }
       }
       close(client);
     }
   }
 
+  std::string answer_;
   int listener_ = -1;
   std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
@@ -827,6 +827,31 @@ TEST(LinkPeer, APeerThatIsNotRedisFailsTheCommandWithAProtocolErrorInsteadOfHang
   }
   EXPECT_TRUE(log.contains("Protocol error")) << log.all();
   EXPECT_EQ(ready.value(), 0) << "a peer that never answered PING was taken for a server";
+}
+
+TEST(LinkPeer, APeerAnsweringWithATlsAlertFailsTheCommandAtOnceWithAHintToUseRediss) {
+  // What a TLS server may answer plaintext with: an alert record (TLS 1.2,
+  // fatal, protocol_version).
+  NotRedisPeer peer(std::string("\x15\x03\x03\x00\x02\x02\x46", 7));
+  LogRecorder log;
+  LoopHarness harness;
+  ConnectionOptions options;
+  options.host = "127.0.0.1";
+  options.port = peer.port();
+  options.connect_timeout = 1s;
+  options.health_check_interval = 10s;
+  options.backoff_min = 10ms;
+  options.backoff_max = 50ms;
+  options.log = log.logger();
+  Connection& connection = harness.connection(options);
+  auto start = steady::now();
+  auto sent = harness.send(connection, {"INCR", "n"}, 5s, true);
+  ASSERT_TRUE(ready_within(sent, 5500ms)) << log.all();
+  Response response = sent.get();
+  EXPECT_EQ(response.error, errc::protocol_error) << describe(response);
+  EXPECT_NE(response.detail.find("TLS record"), std::string::npos) << response.detail;
+  EXPECT_NE(response.detail.find("use rediss://"), std::string::npos) << response.detail;
+  EXPECT_LT(elapsed_ms(start), 1000) << "it waited for the deadline";
 }
 
 TEST(LinkPeer, AUnixSocketConnectionServesCommands) {

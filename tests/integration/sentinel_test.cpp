@@ -278,6 +278,29 @@ TEST(SentinelBadInput, AnUnknownMasterNameFailsWithRoutingFailedNamingIt) {
   EXPECT_LT(elapsed_ms(started), 1'500) << "every sentinel answered: no reason to wait";
 }
 
+TEST(SentinelBadInput, WaitUntilConnectedAnswersForTheMasterAndNamesAnUnknownOne) {
+  RedisSentinelOptions options = with_replicas(0);
+  options.sentinels = 1;
+  RedisSentinelGroup group(options);
+  Client client(sentinel_config(group));
+  client.wait_until_connected(5s);
+  auto clients = RedisProbe(group.node(0)).command({"CLIENT", "LIST"}).str;
+  EXPECT_NE(clients.find("name=warden:" + client.id()), std::string::npos) << "not connected to the master: "
+                                                                            << clients;
+  Config config = sentinel_config(group);
+  config.sentinel.master_name = "no-such-master";
+  Client lost(config);
+  auto started = steady::now();
+  try {
+    lost.wait_until_connected(5s);
+    ADD_FAILURE() << "ready for a master nobody knows";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::routing_failed) << error.what();
+    EXPECT_NE(std::string(error.what()).find("no-such-master"), std::string::npos) << error.what();
+  }
+  EXPECT_LT(elapsed_ms(started), 1'500) << "every sentinel answered: no reason to wait";
+}
+
 TEST(SentinelBadInput, NoSentinelReachableFailsWithConnectionRefusedByTheDeadline) {
   RedisServer stand_in;
   auto port = stand_in.port();

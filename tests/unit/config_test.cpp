@@ -207,6 +207,78 @@ TEST(ConfigFromUrlRejects, BadPercentEscape) {
   expect_rejected("redis://:pw%zz@host", "redis://:***@host");
 }
 
+TEST(ConfigFromUrlRejects, AHostWithAByteNoHostHas) {
+  using namespace std::string_literals;
+  // A NUL would end the host for the resolver: this must not reach 127.0.0.1.
+  const std::string nul = "redis://127.0.0.1\0evil:6379"s;
+  expect_rejected(nul, "redis://127.0.0.1\\x00evil:6379");
+  try {
+    (void)Config::from_url(nul);
+  } catch (const warden::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("the host contains a NUL byte"), std::string::npos) << error.what();
+  }
+  expect_rejected("redis://127.0.0.1 evil:6379");
+  expect_rejected("redis://127.0.0.1#evil:6379");
+  expect_rejected("redis://127.0.0.1?evil:6379");
+  expect_rejected("redis://host?db=1");
+  expect_rejected("redis://host#fragment");
+  expect_rejected("redis://ho\tst:6379", "redis://ho\\x09st:6379");
+  expect_rejected("redis://a,b:6379");
+  expect_rejected("redis://[::1 ]:6379");
+  expect_rejected("redis://[::1\0]:6379"s, "redis://[::1\\x00]:6379");
+  expect_rejected("redis+cluster://127.0.0.1:7000,127.0.0.1\0evil:7001"s,
+                  "redis+cluster://127.0.0.1:7000,127.0.0.1\\x00evil:7001");
+  expect_rejected("redis+sentinel://127.0.0.1 x:26379/mymaster");
+  expect_rejected("rediss://user:pw@host#x:6379", "rediss://user:***@host#x:6379");
+}
+
+TEST(ConfigFromUrl, SchemesAreCaseInsensitive) {
+  Config upper = Config::from_url("REDIS://db.example:6380/2");
+  EXPECT_EQ(upper.host, "db.example");
+  EXPECT_EQ(upper.port, 6380);
+  EXPECT_EQ(upper.database, 2);
+  EXPECT_FALSE(upper.tls.enabled);
+  EXPECT_TRUE(Config::from_url("Rediss://host").tls.enabled);
+  EXPECT_EQ(Config::from_url("UNIX:///tmp/redis.sock").unix_socket, "/tmp/redis.sock");
+  Config cluster = Config::from_url("Redis+Cluster://a:7000,b:7001");
+  EXPECT_EQ(cluster.cluster.seeds.size(), 2u);
+  Config sentinel = Config::from_url("REDISS+SENTINEL://s1/mymaster");
+  EXPECT_EQ(sentinel.sentinel.master_name, "mymaster");
+  EXPECT_TRUE(sentinel.tls.enabled);
+  // The host keeps its case: only the scheme is folded.
+  EXPECT_EQ(Config::from_url("REDIS://Db.Example").host, "Db.Example");
+  // And the password of a URL with an upper-case scheme is masked as well.
+  try {
+    (void)Config::from_url("REDIS://user:s3cr3t@host:notaport");
+    ADD_FAILURE() << "accepted a bad port";
+  } catch (const warden::Error& error) {
+    EXPECT_EQ(std::string(error.what()).find("s3cr3t"), std::string::npos) << error.what();
+  }
+}
+
+TEST(ConfigValidate, RefusesAHostWithAByteNoHostHas) {
+  using namespace std::string_literals;
+  for (const std::string& host : {"127.0.0.1\0evil"s, "a b"s, "a#b"s, "a?b"s, "a/b"s, "a\nb"s}) {
+    Config config;
+    config.host = host;
+    try {
+      config.validate();
+      ADD_FAILURE() << "accepted host " << host;
+    } catch (const warden::Error& error) {
+      EXPECT_EQ(error.code(), warden::errc::invalid_argument);
+      EXPECT_NE(std::string(error.what()).find("Config::host"), std::string::npos) << error.what();
+    }
+  }
+  Config seeds;
+  seeds.cluster.seeds = {warden::endpoint{"127.0.0.1\0x"s, 7000}};
+  EXPECT_THROW(seeds.validate(), warden::Error);
+  Config ipv6;
+  ipv6.host = "::1";
+  EXPECT_NO_THROW(ipv6.validate());
+  ipv6.host = "fe80::1%eth0";  // a zone is fine
+  EXPECT_NO_THROW(ipv6.validate());
+}
+
 TEST(ConfigFromUrlRejects, NeverEchoesThePassword) {
   for (const char* url : {"redis://user:s3cr3t@host:notaport", "redis://:s3cr3t%zz@host", "redis://s3cr3t@",
                           "redis://user:s3cr3t@[::1", "redis://user:s3cr3t@host/notadb", "rediss://user:s3cr3t@host:0",

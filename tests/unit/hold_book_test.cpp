@@ -94,6 +94,26 @@ TEST_F(HoldBookTest, WithoutAHoldValidUntilIsSafeToSubtractNowFrom) {
   expect_none("lost");
 }
 
+TEST_F(HoldBookTest, HeldListsEveryHoldWithItsLevels) {
+  char other_storage = 0;
+  auto other = fake_lock(other_storage);
+  auto sent = clock::now();
+  EXPECT_TRUE(book.held().empty());
+  book.acquired(lock, 7, std::nullopt, sent);
+  book.acquired(lock, 7, 10s, sent);
+  book.acquired(other, 8, std::nullopt, sent);
+  auto held = book.held();
+  ASSERT_EQ(held.size(), 2u);
+  std::map<std::pair<LockCore*, thread_id>, int> levels;
+  for (const auto& hold : held) levels[{hold.lock.get(), hold.owner}] = hold.levels;
+  EXPECT_EQ((levels[{lock.get(), 7}]), 2);
+  EXPECT_EQ((levels[{other.get(), 8}]), 1);
+  book.releasing(*other, 8);
+  book.released(*other, 8, true);
+  ASSERT_EQ(book.held().size(), 1u);
+  EXPECT_EQ(book.held().front().owner, 7u);
+}
+
 TEST_F(HoldBookTest, FixedLeasesAreTimedByTheKeeper) {
   auto sent = clock::now();
   book.acquired(lock, 7, 5s, sent);

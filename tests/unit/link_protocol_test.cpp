@@ -28,6 +28,27 @@ TEST(LinkProtocol, EncodesCommandsAsRespArraysOfBulkStrings) {
   EXPECT_EQ(protocol.in_flight(), 1u);
 }
 
+TEST(LinkProtocol, TellsATlsRecordFromAReply) {
+  // An alert (21) and a handshake (22) record of TLS 1.x, as a TLS server
+  // may answer plaintext.
+  const std::string alert("\x15\x03\x03\x00\x02\x02\x46", 7);
+  const std::string handshake("\x16\x03\x01\x00\x05", 5);
+  EXPECT_TRUE(LinkProtocol::starts_tls_record(alert.data(), alert.size()));
+  EXPECT_TRUE(LinkProtocol::starts_tls_record(handshake.data(), handshake.size()));
+  for (std::string reply : {"+OK\r\n", "-ERR x\r\n", ":1\r\n", "$-1\r\n", "*0\r\n"}) {
+    EXPECT_FALSE(LinkProtocol::starts_tls_record(reply.data(), reply.size())) << reply;
+  }
+  EXPECT_FALSE(LinkProtocol::starts_tls_record(alert.data(), 1)) << "one byte tells nothing";
+  const std::string other_version("\x15\x02", 2);
+  EXPECT_FALSE(LinkProtocol::starts_tls_record(other_version.data(), other_version.size()));
+  // And such bytes are no reply: the parser refuses them.
+  LinkProtocol protocol;
+  std::string out;
+  protocol.encode(1, {"PING"}, out);
+  std::vector<Event> events;
+  EXPECT_FALSE(protocol.feed(alert.data(), alert.size(), events));
+}
+
 TEST(LinkProtocol, RepliesAreMatchedToCommandsInOrder) {
   LinkProtocol protocol;
   std::string out;

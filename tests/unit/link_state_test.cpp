@@ -241,4 +241,34 @@ TEST(LinkState, FailureAfterCloseStaysClosed) {
   EXPECT_FALSE(link.begin_connect());
 }
 
+TEST(LinkState, TwoAttemptsInARowClosedUnansweredRefusePlaintext) {
+  LinkState link = make_link();
+  ASSERT_TRUE(link.begin_connect());
+  link.failed(reset, true);
+  EXPECT_FALSE(link.refuses_plaintext()) << "once may be a server going away";
+  ASSERT_TRUE(link.begin_connect());
+  link.failed(reset, true);
+  EXPECT_TRUE(link.refuses_plaintext());
+  ASSERT_TRUE(link.begin_connect());
+  link.failed(reset, true);
+  EXPECT_TRUE(link.refuses_plaintext());
+}
+
+TEST(LinkState, AnyOtherOutcomeEndsTheStreakOfUnansweredCloses) {
+  LinkState link = make_link();
+  ASSERT_TRUE(link.begin_connect());
+  link.failed(reset, true);
+  ASSERT_TRUE(link.begin_connect());
+  link.failed(refused);  // the server went away: refused now
+  ASSERT_TRUE(link.begin_connect());
+  link.failed(reset, true);
+  EXPECT_FALSE(link.refuses_plaintext());
+  ASSERT_TRUE(link.begin_connect());
+  link.connected();
+  link.failed(reset);
+  ASSERT_TRUE(link.begin_connect());
+  link.failed(reset, true);
+  EXPECT_FALSE(link.refuses_plaintext()) << "a connection that was answered ended the streak";
+}
+
 }  // namespace

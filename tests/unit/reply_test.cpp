@@ -172,8 +172,15 @@ TEST(AuthRefusal, CredentialsAndDatabaseRefusalsArePermanent) {
   auto unneeded = describe_auth_refusal(
       "AUTH", Reply::make_error("ERR AUTH <password> called without any password configured for the default user."),
       false);
-  EXPECT_EQ(unneeded.error, errc::connection_refused);
-  EXPECT_NE(unneeded.message.find("a password was configured but the server requires none"), std::string::npos);
+  EXPECT_EQ(unneeded.error, errc::authentication_failed);
+  EXPECT_EQ(unneeded.message,
+            "AUTH failed: a password was configured but the server requires none (ERR AUTH <password> called without "
+            "any password configured for the default user.)");
+  // Redis 5's words for the same.
+  auto unneeded5 = describe_auth_refusal("AUTH", Reply::make_error("ERR Client sent AUTH, but no password is set"),
+                                         false);
+  EXPECT_EQ(unneeded5.error, errc::authentication_failed);
+  EXPECT_NE(unneeded5.message.find("a password was configured but the server requires none"), std::string::npos);
   // Any SELECT error is permanent (no such database).
   auto select = describe_auth_refusal("SELECT", Reply::make_error("ERR DB index is out of range"), false);
   EXPECT_EQ(select.error, errc::authentication_failed);
