@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "child_process.hpp"
+#include "lock_by_kind.hpp"
 #include "redis_probe.hpp"
 #include "test_env.hpp"
 
@@ -303,15 +304,6 @@ struct ProcessPair {
 
 class EverydayHandoffAcrossProcesses : public ::testing::TestWithParam<std::tuple<ProcessPair, bool>> {};
 
-Lock lock_of(Client& client, const std::string& kind, const std::string& name) {
-  if (kind == "fair") return client.get_fair_lock(name);
-  if (kind == "fenced") return client.get_fenced_lock(name);
-  if (kind == "spin") return client.get_spin_lock(name);
-  if (kind == "read") return client.get_read_write_lock(name).read_lock();
-  if (kind == "write") return client.get_read_write_lock(name).write_lock();
-  return client.get_lock(name);
-}
-
 clock_type::time_point time_in(RedisProbe& probe, const std::string& key) {
   auto value = probe.get(key);
   if (!value) throw std::runtime_error("the worker did not write " + key);
@@ -331,7 +323,7 @@ TEST_P(EverydayHandoffAcrossProcesses, UnlockReturnsAndTheWaiterHoldsWithin250ms
   const std::string key = "everyday:times";
   int exit_code = -1;
   if (!worker_holds) {
-    Lock held = lock_of(client, pair.holder, name);
+    Lock held = lock_by_kind(client, pair.holder, name);
     held.lock();
     auto before = probe.script_calls();
     ChildProcess worker(WARDEN_TEST_WORKER, {"handoff", server.url(), pair.waiter, name, "wait", key});
@@ -354,7 +346,7 @@ TEST_P(EverydayHandoffAcrossProcesses, UnlockReturnsAndTheWaiterHoldsWithin250ms
   auto held_at = held.get_future();
   std::thread waiting([&] {
     try {
-      Lock lock = lock_of(client, pair.waiter, name);
+      Lock lock = lock_by_kind(client, pair.waiter, name);
       lock.lock();
       held.set_value(clock_type::now());
       lock.unlock();

@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "redis_probe.hpp"
+#include "../lock_by_kind.hpp"
 #include "worker_modes.hpp"
 
 namespace warden::test {
@@ -21,15 +22,6 @@ std::string now_ns() {
   return std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::steady_clock::now().time_since_epoch())
                             .count());
-}
-
-Lock lock_of(Client& client, const std::string& kind, const std::string& name) {
-  if (kind == "fair") return client.get_fair_lock(name);
-  if (kind == "fenced") return client.get_fenced_lock(name);
-  if (kind == "spin") return client.get_spin_lock(name);
-  if (kind == "read") return client.get_read_write_lock(name).read_lock();
-  if (kind == "write") return client.get_read_write_lock(name).write_lock();
-  return client.get_lock(name);
 }
 
 int handoff(const std::vector<std::string>& args) {
@@ -42,7 +34,7 @@ int handoff(const std::vector<std::string>& args) {
     auto config = Config::from_url(url);
     Client client{config};
     RedisProbe probe(config.host, config.port);
-    Lock lock = lock_of(client, kind, name);
+    Lock lock = lock_by_kind(client, kind, name);
     lock.lock();
     if (role == "wait") {
       probe.command({"SET", key + ":got", now_ns()});
