@@ -1,4 +1,4 @@
-// The least-privilege ACL line of README.md ("Running in production"),
+// The least-privilege ACL line of docs/production.md (section "ACL"),
 // applied as it is printed: with it, every lock kind works — waits woken by
 // pub/sub, a fair queue, read-write holds, watchdog renewals, give-ups,
 // force-unlocks, named connections — and the server denies nothing
@@ -18,14 +18,14 @@
 namespace warden::test {
 namespace {
 
-// The words of the ACL SETUSER line in the README's code block that follows
+// The words of the ACL SETUSER line in the docs' code block that follows
 // the "acl-line" marker.
-std::vector<std::string> readme_acl_line() {
-  std::ifstream readme(WARDEN_README);
-  if (!readme) throw std::runtime_error("cannot read " WARDEN_README);
+std::vector<std::string> documented_acl_line() {
+  std::ifstream doc(WARDEN_ACL_DOC);
+  if (!doc) throw std::runtime_error("cannot read " WARDEN_ACL_DOC);
   std::string line;
   bool marked = false;
-  while (std::getline(readme, line)) {
+  while (std::getline(doc, line)) {
     if (line.find("<!-- acl-line") != std::string::npos) marked = true;
     if (marked && line.rfind("ACL SETUSER ", 0) == 0) {
       std::istringstream words(line);
@@ -34,7 +34,7 @@ std::vector<std::string> readme_acl_line() {
       return argv;
     }
   }
-  throw std::runtime_error("no ACL SETUSER line after an acl-line marker in " WARDEN_README);
+  throw std::runtime_error("no ACL SETUSER line after an acl-line marker in " WARDEN_ACL_DOC);
 }
 
 class Acl : public ::testing::Test {
@@ -54,7 +54,7 @@ class Acl : public ::testing::Test {
 
  protected:
   void SetUp() override {
-    auto argv = readme_acl_line();
+    auto argv = documented_acl_line();
     ASSERT_GE(argv.size(), 4u);
     ASSERT_EQ(argv[2], "locks");
     auto reply = probe.command(argv);
@@ -87,7 +87,7 @@ class Acl : public ::testing::Test {
   std::shared_ptr<Log> log = std::make_shared<Log>();
 };
 
-TEST_F(Acl, TheReadmeLineIsEnoughForEveryLockKind) {
+TEST_F(Acl, TheDocumentedLineIsEnoughForEveryLockKind) {
   Client a{restricted()};
   Client b{restricted()};
   try {

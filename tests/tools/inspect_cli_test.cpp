@@ -288,8 +288,8 @@ TEST_F(Inspect, ForceUnlockWithYesFreesAFairLockForItsHead) {
 
 // The ACL line --help prints (PERMISSIONS), applied as printed: with it the
 // tool reads every lock kind, held and waited on, and scans, and the server
-// denies nothing (ACL LOG stays empty). The README's lock user line has its
-// own test (integration.Acl).
+// denies nothing (ACL LOG stays empty). The lock user line of
+// docs/production.md has its own test (integration.Acl).
 TEST_F(Inspect, TheHelpsAclLineIsEnoughToInspectEveryKind) {
   auto help = run_program(WARDEN_INSPECT, {"--help"}, 10s);
   ASSERT_EQ(help.exit_code, 0) << help.err;

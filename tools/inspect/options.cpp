@@ -193,8 +193,8 @@ ACL SETUSER inspect on >secret resetkeys resetchannels -@all +ping +client|setna
        Each lock is read in one MULTI/EXEC; +ping and +client|setname are
        what every warden connection sends, +client|list only shows client
        addresses. Replace ~* by your locks' key patterns to narrow it
-       (README, "ACL"). --force-unlock runs warden's release scripts: it
-       needs the lock user's line given there.
+       (docs/production.md, "ACL"). --force-unlock runs warden's release
+       scripts: it needs the lock user's line given there.
 )";
 }
 
