@@ -109,7 +109,7 @@ endforeach()
 run_step("Listing the package's files" "${DPKG_DEB_EXECUTABLE}" --contents "${debs}")
 set(contents "${step_output}")
 set(expected_files ./usr/include/warden/warden.hpp ./usr/include/warden/version.hpp ./usr/bin/warden-inspect
-  "lib/cmake/warden/wardenConfig.cmake" "lib/pkgconfig/warden.pc")
+  ./usr/share/man/man1/warden-inspect.1 "lib/cmake/warden/wardenConfig.cmake" "lib/pkgconfig/warden.pc")
 if(SHARED)
   list(APPEND expected_files "libwarden.so.${WARDEN_VERSION}" "libwarden.so.${SOVERSION} ->")
 else()
