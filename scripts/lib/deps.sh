@@ -21,6 +21,8 @@ WARDEN_TEST_PACKAGES=(
   libgtest-dev # the unit and integration tests
   redis-server # the tests start their own servers
   openssl      # the TLS tests make their certificates with the openssl tool
+  doxygen      # docs.api-reference: scripts/api-docs, the API reference
+  groff-base   # docs.man-page: renders warden-inspect's man page
 )
 WARDEN_BENCH_PACKAGES=(
   redis-server # the benchmark's server
