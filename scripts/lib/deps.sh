@@ -21,6 +21,7 @@ WARDEN_TEST_PACKAGES=(
   libgtest-dev # the unit and integration tests
   redis-server # the tests start their own servers
   openssl      # the TLS tests make their certificates with the openssl tool
+  clang-format # style.format checks the layout of the C++ files
 )
 WARDEN_BENCH_PACKAGES=(
   redis-server # the benchmark's server
