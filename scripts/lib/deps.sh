@@ -23,6 +23,7 @@ WARDEN_TEST_PACKAGES=(
   openssl      # the TLS tests make their certificates with the openssl tool
   doxygen      # docs.api-reference: scripts/api-docs, the API reference
   groff-base   # docs.man-page: renders warden-inspect's man page
+  clang-format # style.format checks the layout of the C++ files
 )
 WARDEN_BENCH_PACKAGES=(
   redis-server # the benchmark's server
