@@ -96,7 +96,7 @@ hiredis_loop::hiredis_loop(const warden::Config& config, std::string lock_name, 
   acquire_args_ = {"EVALSHA", scripts::lock_acquire.sha1, "2", lock_name, keys::acquire_cancel(lock_name, placeholder),
                    lease, owner};
   release_args_ = {"EVALSHA", scripts::lock_release.sha1, "3",   lock_name, keys::lock_channel(lock_name),
-                   keys::unlock_latch(lock_name, placeholder), "0", lease, owner, latch_ttl, publish_command};
+                   keys::unlock_latch(lock_name, placeholder), lease, owner, publish_command, "0", latch_ttl};
   point_at(acquire_args_, acquire_argv_, acquire_lens_);
   point_at(release_args_, release_argv_, release_lens_);
 

@@ -1,23 +1,21 @@
+--@prelude cancel_check key_guard
 -- Acquire (or re-enter) a fair lock; if it cannot be taken, join its queue
 -- or, already queued, refresh this waiter's deadline.
 -- KEYS[1]  lock name: a hash of owner -> hold count (as a plain lock)
--- KEYS[2]  redisson_lock_queue:{NAME}    list of waiter ids, head first
--- KEYS[3]  redisson_lock_timeout:{NAME}  zset of waiter id -> deadline (epoch ms)
--- KEYS[4]  redisson_lock__channel:{NAME} a waiter is woken on "<KEYS[4]>:<waiter id>"
--- KEYS[5]  this attempt's cancel mark, warden_acquire_cancel:{NAME}:<attempt-id>.
---          The client sets it when it settles an attempt whose reply was lost
---          and finds it did not take effect; should the attempt still arrive
---          afterwards (it was in flight on a connection that dropped), it
---          must not take effect then: the client has already decided.
+-- KEYS[2]  redisson_lock__channel:{NAME} a waiter is woken on "<KEYS[2]>:<waiter id>"
+-- KEYS[3]  redisson_lock_queue:{NAME}    list of waiter ids, head first
+-- KEYS[4]  redisson_lock_timeout:{NAME}  zset of waiter id -> deadline (epoch ms)
+-- KEYS[5]  this attempt's cancel mark, warden_acquire_cancel:{NAME}:<attempt-id>
+--          (see the cancel check)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner "<client-id>:<thread-id>", which is also its waiter id
--- ARGV[3]  W, the fair-lock wait timeout in milliseconds
--- ARGV[4]  "1": join the queue when the lock cannot be taken; "0": a single
+-- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
+-- ARGV[4]  wake-up message ("0")
+-- ARGV[5]  W, the fair-lock wait timeout in milliseconds
+-- ARGV[6]  "1": join the queue when the lock cannot be taken; "0": a single
 --          attempt (the caller will not wait), the queue is left as it is
--- ARGV[5]  wake-up message ("0")
--- ARGV[6]  "0": a non-re-entrant lock, whose owner asking again is refused;
+-- ARGV[7]  "0": a non-re-entrant lock, whose owner asking again is refused;
 --          anything else (or absent): re-entrant
--- ARGV[7]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- Returns nil when the caller now holds the lock, else how many ms to wait
 -- before trying again unless woken first; an error reply starting with
 -- WARDEN_WOULD_DEADLOCK when the owner already holds a non-re-entrant lock.
@@ -41,34 +39,21 @@
 -- up the queue at most W after its last attempt, plus W for each gone waiter
 -- dropped ahead of it. Scores are read against the server's clock (TIME), the
 -- one clock every client shares.
-if redis.call('exists', KEYS[5]) == 1 then
-  return redis.error_reply('WARDEN_CANCELLED this acquire attempt was settled as not taken')
+local refusal = cancel_refusal(KEYS[5])
+if refusal then
+  return refusal
 end
--- Only a lock's own hash is touched: a key of another type, a read-write
--- lock's hash (it has "mode") or a hash whose values are not hold counts is
--- refused before anything is written.
-local key_type = redis.call('type', KEYS[1])['ok']
-if key_type ~= 'none' then
-  local foreign = key_type ~= 'hash'
-  if not foreign then
-    local fields = redis.call('hgetall', KEYS[1])
-    for i = 1, #fields, 2 do
-      if fields[i] == 'mode' or string.match(fields[i + 1], '^%d+$') == nil then
-        foreign = true
-      end
-    end
-  end
-  if foreign then
-    return redis.error_reply('WARDEN_WRONG_TYPE the key is a ' .. key_type .. ' that is not a lock')
-  end
+refusal = key_refusal(KEYS[1], 'lock')
+if refusal then
+  return refusal
 end
-for _, aux in ipairs({{KEYS[2], 'list'}, {KEYS[3], 'zset'}}) do
+for _, aux in ipairs({{KEYS[3], 'list'}, {KEYS[4], 'zset'}}) do
   local aux_type = redis.call('type', aux[1])['ok']
   if aux_type ~= 'none' and aux_type ~= aux[2] then
     return redis.error_reply('WARDEN_WRONG_TYPE ' .. aux[1] .. ' is a ' .. aux_type .. ', not a fair lock\'s ' .. aux[2])
   end
 end
-if ARGV[6] == '0' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+if ARGV[7] == '0' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   return redis.error_reply('WARDEN_WOULD_DEADLOCK owner ' .. ARGV[2] ..
     ' already holds this non-re-entrant lock; asking again would wait for itself for ever')
 end
@@ -78,13 +63,13 @@ end
 local clock = redis.call('time')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local me = ARGV[2]
-local wait = tonumber(ARGV[3])
+local wait = tonumber(ARGV[5])
 
 -- Everyone still queued moved up one place.
 local function move_up()
-  local waiters = redis.call('zrange', KEYS[3], 0, -1)
+  local waiters = redis.call('zrange', KEYS[4], 0, -1)
   for i = 1, #waiters do
-    redis.call('zincrby', KEYS[3], -wait, waiters[i])
+    redis.call('zincrby', KEYS[4], -wait, waiters[i])
   end
 end
 
@@ -92,25 +77,25 @@ end
 -- leaving the others' deadlines as they are (see above).
 local dropped = false
 while true do
-  local head = redis.call('lindex', KEYS[2], 0)
+  local head = redis.call('lindex', KEYS[3], 0)
   if head == false then
     break
   end
-  local deadline = tonumber(redis.call('zscore', KEYS[3], head))
+  local deadline = tonumber(redis.call('zscore', KEYS[4], head))
   if deadline ~= nil and deadline > now then
     break
   end
-  redis.call('lpop', KEYS[2])
-  redis.call('zrem', KEYS[3], head)
+  redis.call('lpop', KEYS[3])
+  redis.call('zrem', KEYS[4], head)
   dropped = true
 end
 
 local free = redis.call('exists', KEYS[1]) == 0
-local head = redis.call('lindex', KEYS[2], 0)
+local head = redis.call('lindex', KEYS[3], 0)
 if free and (head == false or head == me) then
   if head == me then
-    redis.call('lpop', KEYS[2])
-    redis.call('zrem', KEYS[3], me)
+    redis.call('lpop', KEYS[3])
+    redis.call('zrem', KEYS[4], me)
     move_up()
   end
   redis.call('hset', KEYS[1], me, 1)
@@ -126,7 +111,7 @@ end
 -- The lock is free but someone else heads the queue. If that head was
 -- promoted just now by dropping gone waiters, nobody has told it yet.
 if free and dropped then
-  redis.call(ARGV[7], KEYS[4] .. ':' .. head, ARGV[5])
+  redis.call(ARGV[3], KEYS[2] .. ':' .. head, ARGV[4])
 end
 
 -- How long to wait: while the lock is held, until its lease runs out (its
@@ -137,18 +122,18 @@ local ttl = redis.call('pttl', KEYS[1])
 if ttl > 0 then
   hint = ttl
 elseif free then
-  hint = (tonumber(redis.call('zscore', KEYS[3], head)) or now) - now + 1
+  hint = (tonumber(redis.call('zscore', KEYS[4], head)) or now) - now + 1
 else
   hint = wait  -- held without expiry: poll
 end
 hint = math.max(1, math.min(hint, math.floor(wait / 3)))
 
-if ARGV[4] ~= '1' then
+if ARGV[6] ~= '1' then
   return hint
 end
 
 local position = nil
-local queue = redis.call('lrange', KEYS[2], 0, -1)
+local queue = redis.call('lrange', KEYS[3], 0, -1)
 for i = 1, #queue do
   if queue[i] == me then
     position = i
@@ -156,8 +141,8 @@ for i = 1, #queue do
   end
 end
 if position == nil then
-  redis.call('rpush', KEYS[2], me)
+  redis.call('rpush', KEYS[3], me)
   position = #queue + 1
 end
-redis.call('zadd', KEYS[3], now + position * wait, me)
+redis.call('zadd', KEYS[4], now + position * wait, me)
 return hint

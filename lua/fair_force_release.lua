@@ -1,33 +1,22 @@
+--@prelude key_guard
 -- Delete a fair lock whoever holds it, and wake the queue head.
 -- KEYS[1]  lock name
--- KEYS[2]  redisson_lock_queue:{NAME}
--- KEYS[3]  redisson_lock_timeout:{NAME}
--- KEYS[4]  redisson_lock__channel:{NAME}; the head is woken on "<KEYS[4]>:<head id>"
--- ARGV[1]  wake-up message ("0")
--- ARGV[2]  publish command: 'publish', or 'spublish' for a cluster's shard channels
+-- KEYS[2]  redisson_lock__channel:{NAME}; the head is woken on "<KEYS[2]>:<head id>"
+-- KEYS[3]  redisson_lock_queue:{NAME}
+-- KEYS[4]  redisson_lock_timeout:{NAME}
+-- ARGV[1]  "" (no lease)
+-- ARGV[2]  "" (no owner)
+-- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
+-- ARGV[4]  wake-up message ("0")
 -- Returns 1 if there was a lock to delete, else 0; an error reply starting
 -- with WARDEN_WRONG_TYPE (nothing changed) when the keys are not a fair lock.
 -- Gone waiters are dropped from the head first, as in fair_acquire.lua (see
 -- there for what the deadlines mean), so that the wake-up reaches a live one.
--- Only a lock's own hash is touched: a key of another type, a read-write
--- lock's hash (it has "mode") or a hash whose values are not hold counts is
--- refused before anything is written.
-local key_type = redis.call('type', KEYS[1])['ok']
-if key_type ~= 'none' then
-  local foreign = key_type ~= 'hash'
-  if not foreign then
-    local fields = redis.call('hgetall', KEYS[1])
-    for i = 1, #fields, 2 do
-      if fields[i] == 'mode' or string.match(fields[i + 1], '^%d+$') == nil then
-        foreign = true
-      end
-    end
-  end
-  if foreign then
-    return redis.error_reply('WARDEN_WRONG_TYPE the key is a ' .. key_type .. ' that is not a lock')
-  end
+local refusal = key_refusal(KEYS[1], 'lock')
+if refusal then
+  return refusal
 end
-for _, aux in ipairs({{KEYS[2], 'list'}, {KEYS[3], 'zset'}}) do
+for _, aux in ipairs({{KEYS[3], 'list'}, {KEYS[4], 'zset'}}) do
   local aux_type = redis.call('type', aux[1])['ok']
   if aux_type ~= 'none' and aux_type ~= aux[2] then
     return redis.error_reply('WARDEN_WRONG_TYPE ' .. aux[1] .. ' is a ' .. aux_type .. ', not a fair lock\'s ' .. aux[2])
@@ -49,11 +38,11 @@ end
 local gone = 0
 local head = false
 while true do
-  head = redis.call('lindex', KEYS[2], gone)
+  head = redis.call('lindex', KEYS[3], gone)
   if head == false then
     break
   end
-  local deadline = tonumber(redis.call('zscore', KEYS[3], head))
+  local deadline = tonumber(redis.call('zscore', KEYS[4], head))
   if deadline ~= nil and deadline > now then
     break
   end
@@ -61,11 +50,11 @@ while true do
 end
 -- PUBLISH before the first write: refused (an ACL), it leaves every key as it was.
 if head ~= false then
-  redis.call(ARGV[2], KEYS[4] .. ':' .. head, ARGV[1])
+  redis.call(ARGV[3], KEYS[2] .. ':' .. head, ARGV[4])
 end
 for _ = 1, gone do
-  local dropped = redis.call('lpop', KEYS[2])
-  redis.call('zrem', KEYS[3], dropped)
+  local dropped = redis.call('lpop', KEYS[3])
+  redis.call('zrem', KEYS[4], dropped)
 end
 redis.call('del', KEYS[1])
 return 1

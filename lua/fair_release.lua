@@ -1,15 +1,15 @@
 -- Release one hold of a fair lock, idempotently, waking only the queue head.
 -- KEYS[1]  lock name
--- KEYS[2]  redisson_lock_queue:{NAME}
--- KEYS[3]  redisson_lock_timeout:{NAME}
--- KEYS[4]  redisson_lock__channel:{NAME}; the head is woken on "<KEYS[4]>:<head id>"
+-- KEYS[2]  redisson_lock__channel:{NAME}; the head is woken on "<KEYS[2]>:<head id>"
+-- KEYS[3]  redisson_lock_queue:{NAME}
+-- KEYS[4]  redisson_lock_timeout:{NAME}
 -- KEYS[5]  unlock latch: remembers this release's result, so that a release
 --          resent after a lost reply repeats its first answer
--- ARGV[1]  wake-up message ("0")
--- ARGV[2]  lease (ms) to keep on the lock when holds remain
--- ARGV[3]  owner
--- ARGV[4]  how long (ms) the latch is kept
--- ARGV[5]  publish command: 'publish', or 'spublish' for a cluster's shard channels
+-- ARGV[1]  lease (ms) to keep on the lock when holds remain
+-- ARGV[2]  owner
+-- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
+-- ARGV[4]  wake-up message ("0")
+-- ARGV[5]  how long (ms) the latch is kept
 -- Returns nil (caller is not the owner), 0 (still held, count decremented)
 -- or 1 (released).
 -- Gone waiters are dropped from the head first, as in fair_acquire.lua (see
@@ -32,11 +32,11 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local gone = 0
 local head = false
 while true do
-  head = redis.call('lindex', KEYS[2], gone)
+  head = redis.call('lindex', KEYS[3], gone)
   if head == false then
     break
   end
-  local deadline = tonumber(redis.call('zscore', KEYS[3], head))
+  local deadline = tonumber(redis.call('zscore', KEYS[4], head))
   if deadline ~= nil and deadline > now then
     break
   end
@@ -45,14 +45,14 @@ end
 
 local function wake_head()
   if head ~= false then
-    redis.call(ARGV[5], KEYS[4] .. ':' .. head, ARGV[1])
+    redis.call(ARGV[3], KEYS[2] .. ':' .. head, ARGV[4])
   end
 end
 
 local function drop_gone()
   for _ = 1, gone do
-    local dropped = redis.call('lpop', KEYS[2])
-    redis.call('zrem', KEYS[3], dropped)
+    local dropped = redis.call('lpop', KEYS[3])
+    redis.call('zrem', KEYS[4], dropped)
   end
 end
 
@@ -62,20 +62,20 @@ if redis.call('exists', KEYS[1]) == 0 then
   drop_gone()
   return nil
 end
-local count = tonumber(redis.call('hget', KEYS[1], ARGV[3]))
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if count == nil then
   drop_gone()
   return nil
 end
 if count > 1 then
   drop_gone()
-  redis.call('hincrby', KEYS[1], ARGV[3], -1)
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  redis.call('set', KEYS[5], 0, 'px', ARGV[4])
+  redis.call('hincrby', KEYS[1], ARGV[2], -1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  redis.call('set', KEYS[5], 0, 'px', ARGV[5])
   return 0
 end
 wake_head()
 drop_gone()
 redis.call('del', KEYS[1])
-redis.call('set', KEYS[5], 1, 'px', ARGV[4])
+redis.call('set', KEYS[5], 1, 'px', ARGV[5])
 return 1

@@ -1,33 +1,24 @@
+--@prelude cancel_check key_guard
 -- Acquire (or re-enter) a fenced lock and draw the hold's fencing token.
 -- KEYS[1]  lock name: a hash of owner -> hold count (as a plain lock)
 -- KEYS[2]  redisson_lock_token:{NAME}: the token counter (a string holding a
 --          non-negative integer, no expiry), shared by every holder
 -- KEYS[3]  this attempt's cancel mark, warden_acquire_cancel:{NAME}:<attempt-id>
---          (see lock_acquire.lua)
+--          (see the cancel check)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner "<client-id>:<thread-id>"
 -- Returns {-1, token} when the caller now holds the lock (token: the
 -- counter's new value, >= 1), else {pttl, -1}: the lock's PTTL in ms (-1: it
 -- has no expiry). Every acquire draws a token, re-entries included.
-if redis.call('exists', KEYS[3]) == 1 then
-  return redis.error_reply('WARDEN_CANCELLED this acquire attempt was settled as not taken')
+local refusal = cancel_refusal(KEYS[3])
+if refusal then
+  return refusal
 end
 -- Only a lock's own hash and a token counter are touched: anything else is
 -- refused before the first write.
-local key_type = redis.call('type', KEYS[1])['ok']
-if key_type ~= 'none' then
-  local foreign = key_type ~= 'hash'
-  if not foreign then
-    local fields = redis.call('hgetall', KEYS[1])
-    for i = 1, #fields, 2 do
-      if fields[i] == 'mode' or string.match(fields[i + 1], '^%d+$') == nil then
-        foreign = true
-      end
-    end
-  end
-  if foreign then
-    return redis.error_reply('WARDEN_WRONG_TYPE the key is a ' .. key_type .. ' that is not a lock')
-  end
+refusal = key_refusal(KEYS[1], 'lock')
+if refusal then
+  return refusal
 end
 local token_type = redis.call('type', KEYS[2])['ok']
 if token_type ~= 'none' then

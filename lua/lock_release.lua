@@ -4,33 +4,33 @@
 -- KEYS[3]  unlock latch: remembers this release's result, so that a release
 --          resent after a lost reply repeats its first answer instead of
 --          decrementing twice or answering "not owner"
--- ARGV[1]  unlock message ("0"), or "" to publish nothing (a SpinLock: its
+-- ARGV[1]  lease (ms) to keep on the lock when holds remain
+-- ARGV[2]  owner
+-- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
+-- ARGV[4]  unlock message ("0"), or "" to publish nothing (a SpinLock: its
 --          waiters poll, nobody listens)
--- ARGV[2]  lease (ms) to keep on the lock when holds remain
--- ARGV[3]  owner
--- ARGV[4]  how long (ms) the latch is kept
--- ARGV[5]  publish command: 'publish', or 'spublish' for a cluster's shard channels
+-- ARGV[5]  how long (ms) the latch is kept
 -- Returns nil (caller is not the owner), 0 (still held, count decremented)
 -- or 1 (released).
 local seen = redis.call('get', KEYS[3])
 if seen ~= false then
   return tonumber(seen)
 end
-local count = tonumber(redis.call('hget', KEYS[1], ARGV[3]))
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if count == nil then
   return nil
 end
 if count > 1 then
-  redis.call('hincrby', KEYS[1], ARGV[3], -1)
-  redis.call('pexpire', KEYS[1], ARGV[2])
-  redis.call('set', KEYS[3], 0, 'px', ARGV[4])
+  redis.call('hincrby', KEYS[1], ARGV[2], -1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
+  redis.call('set', KEYS[3], 0, 'px', ARGV[5])
   return 0
 end
 -- PUBLISH before the first write: refused (an ACL), it leaves the hold as it
 -- was rather than freed with nobody woken.
-if ARGV[1] ~= '' then
-  redis.call(ARGV[5], KEYS[2], ARGV[1])
+if ARGV[4] ~= '' then
+  redis.call(ARGV[3], KEYS[2], ARGV[4])
 end
 redis.call('del', KEYS[1])
-redis.call('set', KEYS[3], 1, 'px', ARGV[4])
+redis.call('set', KEYS[3], 1, 'px', ARGV[5])
 return 1

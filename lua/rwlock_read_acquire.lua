@@ -1,13 +1,11 @@
+--@prelude cancel_check key_guard
 -- Take (or re-enter) the read lock of a read-write lock.
 -- KEYS[1]  lock name: a hash with field "mode" ("read"/"write"), readers
 --          "<owner>" -> hold count and the writer "<owner>:write" -> hold count
 -- KEYS[2]  this reader's hold keys prefix, "{NAME}:<owner>:rwlock_timeout";
 --          hold n lives in "<KEYS[2]>:<n>" with the hold's own lease
--- KEYS[3]  this attempt's cancel mark, warden_acquire_cancel:{NAME}:<attempt-id>.
---          The client sets it when it settles an attempt whose reply was lost
---          and finds it did not take effect; should the attempt still arrive
---          afterwards (it was in flight on a connection that dropped), it
---          must not take effect then: the client has already decided.
+-- KEYS[3]  this attempt's cancel mark, warden_acquire_cancel:{NAME}:<attempt-id>
+--          (see the cancel check)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner (the reader field)
 -- ARGV[3]  "<owner>:write" (the field this owner has while it holds the write lock)
@@ -15,30 +13,13 @@
 -- ms: how long the caller may have to wait.
 -- Readers share; a write lock excludes other owners' readers but lets its own
 -- holder read too (the first step of a downgrade).
-if redis.call('exists', KEYS[3]) == 1 then
-  return redis.error_reply('WARDEN_CANCELLED this acquire attempt was settled as not taken')
+local refusal = cancel_refusal(KEYS[3])
+if refusal then
+  return refusal
 end
--- Only a read-write lock's own hash is touched: a key of another type, or a
--- hash without a "read"/"write" mode or with values that are not hold counts
--- (a plain lock, someone else's data) is refused before anything is written.
-local key_type = redis.call('type', KEYS[1])['ok']
-if key_type ~= 'none' then
-  local foreign = key_type ~= 'hash'
-  if not foreign then
-    local fields = redis.call('hgetall', KEYS[1])
-    local found_mode = nil
-    for i = 1, #fields, 2 do
-      if fields[i] == 'mode' then
-        found_mode = fields[i + 1]
-      elseif string.match(fields[i + 1], '^%d+$') == nil then
-        foreign = true
-      end
-    end
-    foreign = foreign or (found_mode ~= 'read' and found_mode ~= 'write')
-  end
-  if foreign then
-    return redis.error_reply('WARDEN_WRONG_TYPE the key is a ' .. key_type .. ' that is not a read-write lock')
-  end
+refusal = key_refusal(KEYS[1], 'rwlock')
+if refusal then
+  return refusal
 end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false or mode == 'read' or (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[3]) == 1) then

@@ -4,12 +4,13 @@
 -- KEYS[3]  this reader's hold keys prefix, "{NAME}:<owner>:rwlock_timeout"
 -- KEYS[4]  unlock latch: remembers this release's result, so that a release
 --          resent after a lost reply repeats its first answer
--- ARGV[1]  unlock message ("0")
+-- ARGV[1]  "" (no lease)
 -- ARGV[2]  owner (the reader field)
--- ARGV[3]  how long (ms) the latch is kept
--- ARGV[4]  "{NAME}" (or NAME when it has its own hash tag): every reader's
---          hold keys are "<ARGV[4]>:<reader>:rwlock_timeout:<n>"
--- ARGV[5]  publish command: 'publish', or 'spublish' for a cluster's shard channels
+-- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
+-- ARGV[4]  unlock message ("0")
+-- ARGV[5]  how long (ms) the latch is kept
+-- ARGV[6]  "{NAME}" (or NAME when it has its own hash tag): every reader's
+--          hold keys are "<ARGV[6]>:<reader>:rwlock_timeout:<n>"
 -- Returns nil (caller holds no read lock), 0 (the caller still reads, count
 -- decremented) or 1 (the caller's last read hold is released).
 -- The hash's TTL becomes the longest TTL of the read holds that remain (never
@@ -39,7 +40,7 @@ for i = 1, #fields, 2 do
   if field ~= 'mode' and n ~= nil and string.sub(field, -6) ~= ':write' then
     for k = 1, n do
       if field ~= ARGV[2] or k ~= count then
-        longest = math.max(longest, redis.call('pttl', ARGV[4] .. ':' .. field .. ':rwlock_timeout:' .. k))
+        longest = math.max(longest, redis.call('pttl', ARGV[6] .. ':' .. field .. ':rwlock_timeout:' .. k))
       end
     end
   end
@@ -48,7 +49,7 @@ end
 -- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
 local frees = mode ~= 'write' and longest <= 0
 if frees then
-  redis.call(ARGV[5], KEYS[2], ARGV[1])
+  redis.call(ARGV[3], KEYS[2], ARGV[4])
 end
 if left == 0 then
   redis.call('hdel', KEYS[1], ARGV[2])
@@ -67,5 +68,5 @@ elseif longest > 0 then
 else
   redis.call('del', KEYS[1])
 end
-redis.call('set', KEYS[4], result, 'px', ARGV[3])
+redis.call('set', KEYS[4], result, 'px', ARGV[5])
 return result

@@ -4,13 +4,13 @@
 --          the last write hold goes
 -- KEYS[3]  unlock latch: remembers this release's result, so that a release
 --          resent after a lost reply repeats its first answer
--- ARGV[1]  message for the last write hold ("1")
--- ARGV[2]  lease (ms) to keep when write holds remain
--- ARGV[3]  "<owner>:write" (the writer field)
--- ARGV[4]  how long (ms) the latch is kept
--- ARGV[5]  "{NAME}" (or NAME when it has its own hash tag): the writer's read
---          hold keys are "<ARGV[5]>:<owner>:rwlock_timeout:<n>"
--- ARGV[6]  publish command: 'publish', or 'spublish' for a cluster's shard channels
+-- ARGV[1]  lease (ms) to keep when write holds remain
+-- ARGV[2]  "<owner>:write" (the writer field)
+-- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
+-- ARGV[4]  message for the last write hold ("1")
+-- ARGV[5]  how long (ms) the latch is kept
+-- ARGV[6]  "{NAME}" (or NAME when it has its own hash tag): the writer's read
+--          hold keys are "<ARGV[6]>:<owner>:rwlock_timeout:<n>"
 -- Returns nil (caller holds no write lock), 0 (still held, count decremented)
 -- or 1 (the write lock is released).
 -- If the writer still holds read locks, the lock stays read-locked by them
@@ -23,15 +23,15 @@ end
 if redis.call('hget', KEYS[1], 'mode') ~= 'write' then
   return nil
 end
-local count = tonumber(redis.call('hget', KEYS[1], ARGV[3]))
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if count == nil then
   return nil
 end
 if count > 1 then
-  redis.call('hincrby', KEYS[1], ARGV[3], -1)
+  redis.call('hincrby', KEYS[1], ARGV[2], -1)
   local ttl = redis.call('pttl', KEYS[1])
-  redis.call('pexpire', KEYS[1], math.max(ttl, tonumber(ARGV[2])))
-  redis.call('set', KEYS[3], 0, 'px', ARGV[4])
+  redis.call('pexpire', KEYS[1], math.max(ttl, tonumber(ARGV[1])))
+  redis.call('set', KEYS[3], 0, 'px', ARGV[5])
   return 0
 end
 
@@ -40,20 +40,20 @@ local longest = -2
 local fields = redis.call('hgetall', KEYS[1])
 for i = 1, #fields, 2 do
   local field, n = fields[i], tonumber(fields[i + 1])
-  if field ~= 'mode' and field ~= ARGV[3] and n ~= nil then
+  if field ~= 'mode' and field ~= ARGV[2] and n ~= nil then
     for k = 1, n do
-      longest = math.max(longest, redis.call('pttl', ARGV[5] .. ':' .. field .. ':rwlock_timeout:' .. k))
+      longest = math.max(longest, redis.call('pttl', ARGV[6] .. ':' .. field .. ':rwlock_timeout:' .. k))
     end
   end
 end
 -- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
-redis.call(ARGV[6], KEYS[2], ARGV[1])
-redis.call('hdel', KEYS[1], ARGV[3])
+redis.call(ARGV[3], KEYS[2], ARGV[4])
+redis.call('hdel', KEYS[1], ARGV[2])
 if longest > 0 then
   redis.call('hset', KEYS[1], 'mode', 'read')
   redis.call('pexpire', KEYS[1], longest)
 else
   redis.call('del', KEYS[1])
 end
-redis.call('set', KEYS[3], 1, 'px', ARGV[4])
+redis.call('set', KEYS[3], 1, 'px', ARGV[5])
 return 1

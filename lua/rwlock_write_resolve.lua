@@ -1,3 +1,4 @@
+--@prelude settle_check keep_hold
 -- Settle a write acquire attempt whose reply was lost: find out whether it
 -- took effect and, if so, keep it or take it back; if not, make sure it never
 -- will. The client sends nothing else for this owner and lock until this has
@@ -5,35 +6,28 @@
 -- KEYS[1]  lock name
 -- KEYS[2]  channel redisson_rwlock:{NAME}
 -- KEYS[3]  the attempt's cancel mark (see rwlock_write_acquire.lua)
--- ARGV[1]  "<owner>:write" (the writer field)
--- ARGV[2]  hold count the lost acquire would have produced
--- ARGV[3]  lease (ms) to keep when write holds remain
+-- ARGV[1]  lease (ms) to keep when write holds remain
+-- ARGV[2]  "<owner>:write" (the writer field)
+-- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- ARGV[4]  message when the last write hold goes ("1")
--- ARGV[5]  "{NAME}" (or NAME when it has its own hash tag), as in rwlock_write_release.lua
--- ARGV[6]  "1": keep the hold if the attempt took effect; "0": take it back
--- ARGV[7]  how long (ms) the cancel mark is kept
--- ARGV[8]  publish command: 'publish', or 'spublish' for a cluster's shard channels
+-- ARGV[5]  hold count the lost acquire would have produced
+-- ARGV[6]  "{NAME}" (or NAME when it has its own hash tag), as in rwlock_write_release.lua
+-- ARGV[7]  "1": keep the hold if the attempt took effect; "0": take it back
+-- ARGV[8]  how long (ms) the cancel mark is kept
 -- Returns 1 if the attempt had taken effect (now kept or taken back), 0 if
 -- it had not (and now cannot).
-local count = tonumber(redis.call('hget', KEYS[1], ARGV[1]))
-if count == nil or count ~= tonumber(ARGV[2]) then
-  redis.call('set', KEYS[3], 1, 'px', ARGV[7])
+local count = settled_count(KEYS[1], ARGV[2], ARGV[5], KEYS[3], ARGV[8])
+if count == nil then
   return 0
 end
-if ARGV[6] == '1' then
-  -- Kept: rewrite its expiry as it stands, a write that changes nothing, so
-  -- that a WAIT after this script (Config::replica_sync) covers the hold,
-  -- whichever connection the attempt wrote it on.
-  local ttl = redis.call('pttl', KEYS[1])
-  if ttl > 0 then
-    redis.call('pexpire', KEYS[1], ttl)
-  end
+if ARGV[7] == '1' then
+  keep_hold(KEYS[1])
   return 1
 end
 if count > 1 then
-  redis.call('hincrby', KEYS[1], ARGV[1], -1)
+  redis.call('hincrby', KEYS[1], ARGV[2], -1)
   local ttl = redis.call('pttl', KEYS[1])
-  redis.call('pexpire', KEYS[1], math.max(ttl, tonumber(ARGV[3])))
+  redis.call('pexpire', KEYS[1], math.max(ttl, tonumber(ARGV[1])))
   return 1
 end
 -- As the last write release: the writer's own read holds keep the lock
@@ -42,15 +36,15 @@ local longest = -2
 local fields = redis.call('hgetall', KEYS[1])
 for i = 1, #fields, 2 do
   local field, n = fields[i], tonumber(fields[i + 1])
-  if field ~= 'mode' and field ~= ARGV[1] and n ~= nil then
+  if field ~= 'mode' and field ~= ARGV[2] and n ~= nil then
     for k = 1, n do
-      longest = math.max(longest, redis.call('pttl', ARGV[5] .. ':' .. field .. ':rwlock_timeout:' .. k))
+      longest = math.max(longest, redis.call('pttl', ARGV[6] .. ':' .. field .. ':rwlock_timeout:' .. k))
     end
   end
 end
 -- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
-redis.call(ARGV[8], KEYS[2], ARGV[4])
-redis.call('hdel', KEYS[1], ARGV[1])
+redis.call(ARGV[3], KEYS[2], ARGV[4])
+redis.call('hdel', KEYS[1], ARGV[2])
 if longest > 0 then
   redis.call('hset', KEYS[1], 'mode', 'read')
   redis.call('pexpire', KEYS[1], longest)

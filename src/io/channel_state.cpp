@@ -2,62 +2,70 @@
 
 namespace warden::detail {
 
-ChannelState::action ChannelState::want(bool link_up) {
-  ++users_;
-  if (state_ == state::unsubscribed && link_up) {
-    state_ = state::subscribing;
-    return action::subscribe;
-  }
-  return action::none;
+ChannelState::actions ChannelState::on(const event& e) {
+  return std::visit([this](const auto& what) { return handle(what); }, e);
 }
 
-ChannelState::action ChannelState::unwant() {
+ChannelState::actions ChannelState::handle(const wanted& e) {
+  ++users_;
+  if (state_ == state::unsubscribed && e.link_up) {
+    state_ = state::subscribing;
+    return {subscribe{}};
+  }
+  return {};
+}
+
+ChannelState::actions ChannelState::handle(const unwanted&) {
   if (users_ > 0) --users_;
   if (users_ == 0 && state_ == state::subscribed) {
     state_ = state::unsubscribing;
-    return action::unsubscribe;
+    return {unsubscribe{}};
   }
-  return action::none;
+  return {};
 }
 
-ChannelState::action ChannelState::subscribed() {
-  if (state_ != state::subscribing) return action::none;
+ChannelState::actions ChannelState::handle(const subscribe_confirmed&) {
+  if (state_ != state::subscribing) return {};
   if (users_ == 0) {
     state_ = state::unsubscribing;
-    return action::unsubscribe;
+    return {unsubscribe{}};
   }
   state_ = state::subscribed;
-  return action::none;
+  return {};
 }
 
-ChannelState::action ChannelState::unsubscribed() {
-  if (state_ != state::unsubscribing) return action::none;
+ChannelState::actions ChannelState::handle(const unsubscribe_confirmed&) {
+  if (state_ != state::unsubscribing) return {};
   if (users_ > 0) {
     state_ = state::subscribing;
-    return action::subscribe;
+    return {subscribe{}};
   }
   state_ = state::unsubscribed;
-  return action::none;
+  return {};
 }
 
-void ChannelState::refused() {
+ChannelState::actions ChannelState::handle(const refused&) {
   if (state_ == state::subscribing) state_ = state::unsubscribed;
+  return {};
 }
 
-ChannelState::action ChannelState::dropped(bool link_up) {
-  if (state_ != state::subscribed) return action::none;  // a command in flight settles it
+ChannelState::actions ChannelState::handle(const dropped& e) {
+  if (state_ != state::subscribed) return {};  // a command in flight settles it
   state_ = state::unsubscribed;
-  return link_up ? this->link_up() : action::none;
+  return e.link_up ? handle(link_restored{}) : actions{};
 }
 
-void ChannelState::link_down() { state_ = state::unsubscribed; }
+ChannelState::actions ChannelState::handle(const link_lost&) {
+  state_ = state::unsubscribed;
+  return {};
+}
 
-ChannelState::action ChannelState::link_up() {
+ChannelState::actions ChannelState::handle(const link_restored&) {
   if (state_ == state::unsubscribed && users_ > 0) {
     state_ = state::subscribing;
-    return action::subscribe;
+    return {subscribe{}};
   }
-  return action::none;
+  return {};
 }
 
 }  // namespace warden::detail

@@ -135,7 +135,7 @@ class Connection : private Flushable {
   void become_ready();
   // `detail` is taken by value: callers pass text owned by what drop() resets
   // (the parser's error, the TLS session's).
-  // `closed_unanswered`: see LinkState::failed.
+  // `closed_unanswered`: see LinkState::link_failed.
   void drop(std::error_code why, std::string detail, bool closed_unanswered = false);
   void release_socket();
   void write_queued();

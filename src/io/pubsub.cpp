@@ -81,7 +81,7 @@ std::uint64_t PubSub::join(const SharedText& channel, ChannelListener& listener)
   Waiter& waiter = entry.waiters.push_back(Waiter{id, &listener, false, false});
   if (entry.state.active()) {
     waiter.ready = true;
-    entry.state.want(connection_.ready());
+    entry.state.on(ChannelState::wanted{connection_.ready()});
     // Last: on_ready may make waiters join or leave this channel.
     listener.on_ready();
   } else if (polling_) {
@@ -89,11 +89,11 @@ std::uint64_t PubSub::join(const SharedText& channel, ChannelListener& listener)
     // waiting for a confirmation that will not come, and no SUBSCRIBE is sent
     // (each refusal would cost a reconnect).
     waiter.ready = true;
-    entry.state.want(false);
+    entry.state.on(ChannelState::wanted{false});
     if (poll_timer_ == 0) poll_timer_ = loop_.after(poll_interval_, [this] { poll_tick(); });
     listener.on_ready();
   } else {
-    perform(channel.view(), entry.state.want(connection_.ready()));
+    perform(channel.view(), entry.state.on(ChannelState::wanted{connection_.ready()}));
   }
   return id;
 }
@@ -126,7 +126,7 @@ void PubSub::leave(std::string_view channel, std::uint64_t id, bool pass_wake) {
   if (!owned_.empty()) owned_.erase(id);
   // A permit is a wake-up owed to someone still waiting; never more than them.
   if (it->second.permits > it->second.waiters.size()) it->second.permits = it->second.waiters.size();
-  perform(channel, it->second.state.unwant());
+  perform(channel, it->second.state.on(ChannelState::unwanted{}));
   if (pass_wake) wake_next(channel);
   forget_if_idle(channel);
 }
@@ -136,16 +136,13 @@ bool PubSub::subscribed(std::string_view channel) const {
   return it != channels_.end() && it->second.state.active();
 }
 
-void PubSub::perform(std::string_view channel, ChannelState::action action) {
-  switch (action) {
-    case ChannelState::action::subscribe:
+void PubSub::perform(std::string_view channel, const ChannelState::actions& actions) {
+  for (const auto& action : actions) {
+    if (std::holds_alternative<ChannelState::subscribe>(action)) {
       connection_.send_subscription({sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE", std::string(channel)});
-      break;
-    case ChannelState::action::unsubscribe:
+    } else {
       connection_.send_subscription({sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", std::string(channel)});
-      break;
-    case ChannelState::action::none:
-      break;
+    }
   }
 }
 
@@ -170,7 +167,7 @@ void PubSub::on_push(const Push& push) {
     case push_kind::ssubscribe: {
       auto it = channels_.find(push.channel);
       if (it == channels_.end()) return;
-      perform(push.channel, it->second.state.subscribed());
+      perform(push.channel, it->second.state.on(ChannelState::subscribe_confirmed{}));
       if (it->second.state.active()) confirmed(push.channel);
       return;
     }
@@ -179,7 +176,7 @@ void PubSub::on_push(const Push& push) {
       if (!push.solicited) return dropped(push.channel);
       auto it = channels_.find(push.channel);
       if (it == channels_.end()) return;
-      perform(push.channel, it->second.state.unsubscribed());
+      perform(push.channel, it->second.state.on(ChannelState::unsubscribe_confirmed{}));
       forget_if_idle(push.channel);
       return;
     }
@@ -196,7 +193,7 @@ void PubSub::dropped(std::string_view channel) {
     } catch (...) {
     }
   }
-  perform(channel, it->second.state.dropped(connection_.ready()));
+  perform(channel, it->second.state.on(ChannelState::dropped{connection_.ready()}));
   // Whatever was published while the channel was not subscribed is lost:
   // every waiter re-polls.
   std::vector<std::uint64_t> wake;
@@ -308,7 +305,7 @@ void PubSub::refuse_unconfirmed() {
   std::vector<std::pair<SharedText, std::uint64_t>> ready;
   for (auto& [name, entry] : channels_) {
     if (entry.state.active()) continue;
-    entry.state.refused();
+    entry.state.on(ChannelState::refused{});
     for (auto& waiter : entry.waiters) {
       if (!waiter.ready) ready.emplace_back(entry.name, waiter.id);
     }
@@ -347,7 +344,7 @@ void PubSub::on_link_ready() {
   for (auto& [name, entry] : channels_) names.push_back(entry.name);
   for (auto& name : names) {
     auto it = channels_.find(name.view());
-    if (it != channels_.end()) perform(name.view(), it->second.state.link_up());
+    if (it != channels_.end()) perform(name.view(), it->second.state.on(ChannelState::link_restored{}));
   }
 }
 
@@ -370,7 +367,7 @@ void PubSub::on_link_down() {
 void PubSub::wake_everyone() {
   std::vector<std::pair<SharedText, std::uint64_t>> wake, unconfirmed;
   for (auto& [name, entry] : channels_) {
-    entry.state.link_down();
+    entry.state.on(ChannelState::link_lost{});
     for (auto& waiter : entry.waiters) {
       (waiter.ready ? wake : unconfirmed).emplace_back(entry.name, waiter.id);
     }

@@ -112,7 +112,7 @@ class PubSub {
   // Every waiter re-polls: the parked ones are woken (wake_cause::reconnect),
   // those whose subscription was unconfirmed are told they are ready.
   void wake_everyone();
-  void perform(std::string_view channel, ChannelState::action action);
+  void perform(std::string_view channel, const ChannelState::actions& actions);
   void confirmed(std::string_view channel);
   void message(std::string_view channel, const std::string& payload);
   void wake_next(std::string_view channel);

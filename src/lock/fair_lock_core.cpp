@@ -22,9 +22,9 @@ std::string FairLockCore::wait_timeout() const {
 
 ScriptCall FairLockCore::acquire(thread_id owner, milliseconds lease, bool join_queue) const {
   return {&scripts::fair_acquire,
-          {name_key(), queue_, timeouts_, channel_key()},
-          {std::to_string(lease.count()), client().owner(owner), wait_timeout(), join_queue ? "1" : "0",
-           wake_message, reentrant() ? "1" : "0", publish_command()}};
+          {name_key(), channel_key(), queue_, timeouts_},
+          {std::to_string(lease.count()), client().owner(owner), publish_command(), wake_message, wait_timeout(),
+           join_queue ? "1" : "0", reentrant() ? "1" : "0"}};
 }
 
 ScriptCall FairLockCore::acquire_call(thread_id owner, milliseconds lease) const { return acquire(owner, lease, true); }
@@ -37,26 +37,29 @@ std::string FairLockCore::wait_channel(thread_id owner) const { return channel_k
 
 std::optional<ScriptCall> FairLockCore::give_up_call(thread_id owner) const {
   return ScriptCall{&scripts::fair_give_up,
-                    {queue_, timeouts_, name_key(), channel_key()},
-                    {client().owner(owner), wait_timeout(), wake_message, publish_command()}};
+                    {name_key(), channel_key(), queue_, timeouts_},
+                    {"", client().owner(owner), publish_command(), wake_message, wait_timeout()}};
 }
 
 ScriptCall FairLockCore::release_call(thread_id owner, milliseconds keep_lease, const std::string& request_id,
                                       milliseconds latch_ttl) const {
   return {&scripts::fair_release,
-          {name_key(), queue_, timeouts_, channel_key(), keys::unlock_latch(name(), request_id)},
-          {wake_message, std::to_string(keep_lease.count()), client().owner(owner),
-           std::to_string(latch_ttl.count()), publish_command()}};
+          {name_key(), channel_key(), queue_, timeouts_, keys::unlock_latch(name(), request_id)},
+          {std::to_string(keep_lease.count()), client().owner(owner), publish_command(), wake_message,
+           std::to_string(latch_ttl.count())}};
 }
 
 ScriptCall FairLockCore::force_release_call() const {
-  return {&scripts::fair_force_release, {name_key(), queue_, timeouts_, channel_key()}, {wake_message, publish_command()}};
+  return {&scripts::fair_force_release,
+          {name_key(), channel_key(), queue_, timeouts_},
+          {"", "", publish_command(), wake_message}};
 }
 
 ScriptCall FairLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
   return {&scripts::fair_resolve_acquire,
-          {name_key(), queue_, channel_key()},
-          {client().owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), wake_message}};
+          {name_key(), channel_key(), queue_},
+          {std::to_string(keep_lease.count()), client().owner(owner), publish_command(), wake_message,
+           std::to_string(expected)}};
 }
 
 }  // namespace warden::detail

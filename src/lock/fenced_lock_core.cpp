@@ -62,7 +62,8 @@ AcquireAnswer FencedLockCore::read_acquire(const Reply& reply) const {
 ScriptCall FencedLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
   return {&scripts::fenced_resolve_acquire,
           {name_key(), channel_key(), token_key_},
-          {client().owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), unlock_message()}};
+          {std::to_string(keep_lease.count()), client().owner(owner), publish_command(), unlock_message(),
+           std::to_string(expected)}};
 }
 
 std::optional<SettleAnswer> FencedLockCore::read_settle(const Reply& reply, bool keep) const {

@@ -254,7 +254,6 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     // The mark must outlast any late run of the attempt it cancels.
     auto mark_ttl = std::max(lease_ms(), config.command_timeout * (config.retry_attempts + 2));
     call.args.push_back(std::to_string(mark_ttl.count()));
-    call.args.push_back(lock_->publish_command());
     auto now = clock::now();
     // A take-back keeps trying (across reconnects: it is idempotent) for as
     // long as what it takes back could still be alive; the owner's later
@@ -683,19 +682,21 @@ ScriptCall LockCore::release_call(thread_id owner, milliseconds keep_lease, cons
                                   milliseconds latch_ttl) const {
   return {&scripts::lock_release,
           {name_key(), channel_key(), keys::unlock_latch(name(), request_id)},
-          {unlock_message(), std::to_string(keep_lease.count()), client_->owner(owner),
-           std::to_string(latch_ttl.count()), publish_command()}};
+          {std::to_string(keep_lease.count()), client_->owner(owner), publish_command(), unlock_message(),
+           std::to_string(latch_ttl.count())}};
 }
 
 ScriptCall LockCore::force_release_call() const {
   // The fair queue's key lets the script refuse a fair lock that has waiters.
-  return {&scripts::lock_force_release, {name_key(), channel_key(), keys::fair_queue(name())}, {unlock_message(), publish_command()}};
+  return {&scripts::lock_force_release, {name_key(), channel_key(), keys::fair_queue(name())},
+          {"", "", publish_command(), unlock_message()}};
 }
 
 ScriptCall LockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
   return {&scripts::lock_resolve_acquire,
           {name_key(), channel_key()},
-          {client_->owner(owner), std::to_string(expected), std::to_string(keep_lease.count()), unlock_message()}};
+          {std::to_string(keep_lease.count()), client_->owner(owner), publish_command(), unlock_message(),
+           std::to_string(expected)}};
 }
 
 void LockCore::write_owner_field(thread_id owner, std::string& out) const { client_->write_owner(owner, out); }
@@ -875,7 +876,7 @@ void LockCore::force_release(std::function<void(std::error_code, bool, const std
 
 void LockCore::inspect(thread_id owner, std::function<void(std::error_code, Inspection, const std::string&)> done) {
   auto self = shared_from_this();
-  client_->run_script(scripts::lock_inspect, {name_key()}, {layout(), owner_field(owner)},
+  client_->run_script(scripts::lock_inspect, {name_key()}, {"", owner_field(owner), layout()},
                     clock::now() + client_->config().command_timeout, true,
                     [self, done = std::move(done)](Response&& response) {
                       if (response.error) return done(response.error, {}, self->message(response.error.message()));

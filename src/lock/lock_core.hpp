@@ -150,8 +150,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   virtual ScriptCall force_release_call() const;
   // Settle an acquire attempt whose reply was lost and that would have made
   // the count `expected`. The caller appends the attempt's cancel mark to the
-  // keys and three arguments: "1" keep / "0" take back, the mark's TTL (ms),
-  // and publish_command().
+  // keys and two arguments: "1" keep / "0" take back, and the mark's TTL (ms)
+  // (the argument order is lua/README.md's).
   // Reply: 1 the attempt had taken effect, 0 it had not (and now cannot).
   virtual ScriptCall resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const;
   // The settle script's (non-error) reply; nullopt when it is not one the
@@ -184,8 +184,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   virtual bool locked(const Inspection& state) const { return state.pttl != -2; }
 
   // The command its scripts publish unlock messages with ("publish", or
-  // "spublish" for a cluster's shard channels): the last argument of every
-  // script that publishes. Loop thread.
+  // "spublish" for a cluster's shard channels): ARGV[3] of every script that
+  // publishes (lua/README.md). Loop thread.
   const char* publish_command() const;
 
   // Why the node serving this lock cannot take a command now (the

@@ -44,18 +44,19 @@ ScriptCall ReadLockCore::release_call(thread_id owner, milliseconds /*keep_lease
   // Each remaining read hold keeps its own lease in its own key.
   return {&scripts::rwlock_read_release,
           {name_key(), rw_channel(), hold_prefix(owner), keys::unlock_latch(name(), request_id)},
-          {read_unlock_message, client().owner(owner), std::to_string(latch_ttl.count()), tagged(),
-           publish_command()}};
+          {"", client().owner(owner), publish_command(), read_unlock_message, std::to_string(latch_ttl.count()),
+           tagged()}};
 }
 
 ScriptCall ReadLockCore::force_release_call() const {
-  return {&scripts::rwlock_force_release, {name_key(), rw_channel()}, {"read", read_unlock_message, tagged(), publish_command()}};
+  return {&scripts::rwlock_force_release, {name_key(), rw_channel()},
+          {"", "", publish_command(), read_unlock_message, "read", tagged()}};
 }
 
 ScriptCall ReadLockCore::resolve_call(thread_id owner, long long expected, milliseconds /*keep_lease*/) const {
   return {&scripts::rwlock_read_resolve,
           {name_key(), rw_channel(), hold_prefix(owner)},
-          {client().owner(owner), std::to_string(expected), read_unlock_message, tagged()}};
+          {"", client().owner(owner), publish_command(), read_unlock_message, std::to_string(expected), tagged()}};
 }
 
 bool ReadLockCore::locked(const Inspection& state) const { return state.mode == "read"; }
@@ -72,19 +73,20 @@ ScriptCall WriteLockCore::release_call(thread_id owner, milliseconds keep_lease,
                                        milliseconds latch_ttl) const {
   return {&scripts::rwlock_write_release,
           {name_key(), rw_channel(), keys::unlock_latch(name(), request_id)},
-          {write_unlock_message, std::to_string(keep_lease.count()), owner_field(owner),
-           std::to_string(latch_ttl.count()), tagged(), publish_command()}};
+          {std::to_string(keep_lease.count()), owner_field(owner), publish_command(), write_unlock_message,
+           std::to_string(latch_ttl.count()), tagged()}};
 }
 
 ScriptCall WriteLockCore::force_release_call() const {
-  return {&scripts::rwlock_force_release, {name_key(), rw_channel()}, {"write", write_unlock_message, tagged(), publish_command()}};
+  return {&scripts::rwlock_force_release, {name_key(), rw_channel()},
+          {"", "", publish_command(), write_unlock_message, "write", tagged()}};
 }
 
 ScriptCall WriteLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
   return {&scripts::rwlock_write_resolve,
           {name_key(), rw_channel()},
-          {owner_field(owner), std::to_string(expected), std::to_string(keep_lease.count()), write_unlock_message,
-           tagged()}};
+          {std::to_string(keep_lease.count()), owner_field(owner), publish_command(), write_unlock_message,
+           std::to_string(expected), tagged()}};
 }
 
 void WriteLockCore::write_owner_field(thread_id owner, std::string& out) const {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <variant>
 
 #include <warden/error.hpp>
 
@@ -194,24 +195,25 @@ void Cluster::dispatch(std::shared_ptr<Routed> routed) {
 void Cluster::answered(const std::shared_ptr<Routed>& routed, const NodeAddress& from, Response&& response) {
   if (closed_) return routed->handler(std::move(response));
   if (!response.error && map_) {
-    auto step = routed->redirects.on_reply(response.reply, from, *map_);
-    if (step.refresh) refresh_in(std::chrono::milliseconds{0});
-    switch (step.what) {
-      case Redirects::Step::action::deliver:
-        break;
-      case Redirects::Step::action::resend:
-        if (!step.asking) learnt_moved(response.reply);
+    for (const auto& action : routed->redirects.on(Redirects::read(response.reply, from))) {
+      if (auto* patch = std::get_if<Redirects::patch_table>(&action)) {
+        map_->moved(patch->slot, patch->to);
+      } else if (std::holds_alternative<Redirects::refresh_table>(action)) {
+        refresh_in(std::chrono::milliseconds{0});
+      } else if (auto* resend = std::get_if<Redirects::resend>(&action)) {
+        if (!resend->asking) learnt_moved(response.reply);
         if (options_.log) {
           options_.log(log_level::debug, fmt::format("warden: {}: {} answered {}; sending it to {}", label_,
-                                                     from.to_string(), response.reply.str, step.to.to_string()));
+                                                     from.to_string(), response.reply.str, resend->to.to_string()));
         }
-        if (step.asking) routed->ask = step.to;
+        if (resend->asking) routed->ask = resend->to;
         return dispatch(routed);
-      case Redirects::Step::action::give_up:
+      } else if (std::holds_alternative<Redirects::give_up>(action)) {
         return routed->handler(unroutable(make_error_code(errc::routing_failed),
                     fmt::format("slot {}: redirected {} times without reaching the node that serves it (the last "
                                 "answer, from {}: {})",
                                 routed->slot, routed->redirects.taken(), from.to_string(), response.reply.str)));
+      }
     }
   }
   // The node did not run it: it left the cluster or lost the slot (retired),

@@ -50,7 +50,7 @@ Sentinel::Sentinel(EventLoop& loop, ConnectionOptions master, ConnectionOptions 
   master_options_.on_event = [user = std::move(master_options_.on_event), this](const ConnectionEvent& event) {
     if (user) user(event);
     if (!closed_ && event.role == connection_role::command && event.state != connection_state::up) {
-      perform(resolver_.resolve());
+      perform(resolver_.on(SentinelResolver::resolve_wanted{}));
     }
   };
 }
@@ -58,7 +58,7 @@ Sentinel::Sentinel(EventLoop& loop, ConnectionOptions master, ConnectionOptions 
 Sentinel::~Sentinel() { close(); }
 
 void Sentinel::start() {
-  perform(resolver_.resolve());
+  perform(resolver_.on(SentinelResolver::resolve_wanted{}));
   poll_timer_ = loop_.after(config_.poll_interval, [this] { poll(); });
 }
 
@@ -67,7 +67,7 @@ void Sentinel::poll() {
   // sentinel down, a reconnect): ask again every poll_interval.
   poll_timer_ = 0;
   if (closed_) return;
-  perform(resolver_.resolve());
+  perform(resolver_.on(SentinelResolver::resolve_wanted{}));
   poll_timer_ = loop_.after(config_.poll_interval, [this] { poll(); });
 }
 
@@ -113,7 +113,7 @@ void Sentinel::dispatch(std::shared_ptr<RoutedCommand> routed) {
       if (!resolve_problem_.empty()) why += " (" + resolve_problem_ + ")";
       expired->handler(unroutable(resolve_error_ ? resolve_error_ : make_error_code(errc::routing_failed), why));
     });
-    return perform(resolver_.resolve());
+    return perform(resolver_.on(SentinelResolver::resolve_wanted{}));
   }
   auto node = master_;
   node->send(
@@ -142,19 +142,18 @@ void Sentinel::answered(const std::shared_ptr<RoutedCommand>& routed, const std:
 
 // ---- following the sentinels
 
-void Sentinel::perform(SentinelResolver::Step step) {
-  if (closed_) return;
-  switch (step.what) {
-    case SentinelResolver::Step::action::none:
-      return;
-    case SentinelResolver::Step::action::ask_sentinel:
-      return ask_sentinel(step);
-    case SentinelResolver::Step::action::confirm_role:
-      return confirm_role(step);
-    case SentinelResolver::Step::action::use_master:
-      return use_master(step.to);
-    case SentinelResolver::Step::action::retry_later:
-      return retry_later(step.problem);
+void Sentinel::perform(const SentinelResolver::actions& actions) {
+  for (const auto& action : actions) {
+    if (closed_) return;
+    if (auto* ask = std::get_if<SentinelResolver::ask_sentinel>(&action)) {
+      ask_sentinel(*ask);
+    } else if (auto* confirm = std::get_if<SentinelResolver::confirm_role>(&action)) {
+      confirm_role(*confirm);
+    } else if (auto* use = std::get_if<SentinelResolver::use_master>(&action)) {
+      use_master(use->to);
+    } else if (auto* retry = std::get_if<SentinelResolver::retry_later>(&action)) {
+      retry_later(retry->problem);
+    }
   }
 }
 
@@ -167,7 +166,7 @@ Connection& Sentinel::sentinel_link(const NodeAddress& address) {
   return *sentinels_.emplace(std::move(name), std::move(link)).first->second;
 }
 
-void Sentinel::ask_sentinel(const SentinelResolver::Step& step) {
+void Sentinel::ask_sentinel(const SentinelResolver::ask_sentinel& step) {
   auto& link = sentinel_link(step.to);
   auto wait = link.ready() ? command_timeout_ : std::min(command_timeout_, unconnected_answer);
   link.send({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", config_.master_name}, clock::now() + wait, true,
@@ -175,27 +174,28 @@ void Sentinel::ask_sentinel(const SentinelResolver::Step& step) {
               if (closed_) return;
               if (response.error) {
                 resolve_error_ = response.error;
-                return perform(resolver_.sentinel_answered(round, std::nullopt, false, describe_error(response)));
+                return perform(resolver_.on(SentinelResolver::sentinel_answered{round, std::nullopt, false, describe_error(response)}));
               }
               const Reply& reply = response.reply;
               if (reply.is_error()) {
-                return perform(resolver_.sentinel_answered(round, std::nullopt, true, "refused: " + reply.str));
+                return perform(resolver_.on(SentinelResolver::sentinel_answered{round, std::nullopt, true, "refused: " + reply.str}));
               }
               if (reply.is_nil()) {
-                return perform(resolver_.sentinel_answered(
-                    round, std::nullopt, true, fmt::format("knows no master named '{}'", config_.master_name)));
+                return perform(resolver_.on(SentinelResolver::sentinel_answered{
+                    round, std::nullopt, true, fmt::format("knows no master named '{}'", config_.master_name)}));
               }
               std::optional<std::uint16_t> port;
               if (reply.type == Reply::kind::array && reply.elements.size() == 2) port = port_of(reply.elements[1].str);
               if (!port || reply.elements[0].str.empty()) {
-                return perform(resolver_.sentinel_answered(round, std::nullopt, true,
-                                                           "answered something other than [host, port]"));
+                return perform(resolver_.on(SentinelResolver::sentinel_answered{
+                    round, std::nullopt, true, "answered something other than [host, port]"}));
               }
-              perform(resolver_.sentinel_answered(round, NodeAddress{reply.elements[0].str, *port}, true, {}));
+              perform(resolver_.on(
+                  SentinelResolver::sentinel_answered{round, NodeAddress{reply.elements[0].str, *port}, true, {}}));
             });
 }
 
-void Sentinel::confirm_role(const SentinelResolver::Step& step) {
+void Sentinel::confirm_role(const SentinelResolver::confirm_role& step) {
   std::shared_ptr<Node> node;
   if (master_ && master_->server() == step.to.to_string()) {
     node = master_;
@@ -211,14 +211,15 @@ void Sentinel::confirm_role(const SentinelResolver::Step& step) {
   node->send({"ROLE"}, clock::now() + wait, true, [this, round = step.round](Response&& response) {
     if (closed_) return;
     if (response.error) {
-      return perform(resolver_.role_answered(round, false, "ROLE got no answer: " + describe_error(response)));
+      return perform(
+          resolver_.on(SentinelResolver::role_answered{round, false, "ROLE got no answer: " + describe_error(response)}));
     }
     const Reply& reply = response.reply;
     if (reply.type == Reply::kind::array && !reply.elements.empty() && reply.elements[0].str == "master") {
-      return perform(resolver_.role_answered(round, true, {}));
+      return perform(resolver_.on(SentinelResolver::role_answered{round, true, {}}));
     }
     std::string role = reply.type == Reply::kind::array && !reply.elements.empty() ? reply.elements[0].str : reply.str;
-    perform(resolver_.role_answered(round, false, "ROLE says " + role));
+    perform(resolver_.on(SentinelResolver::role_answered{round, false, "ROLE says " + role}));
   });
 }
 
@@ -275,7 +276,7 @@ void Sentinel::retry_later(const std::string& problem) {
   auto delay = std::min(retry_backoff_.delay(std::min(failed_rounds_, 16)), config_.poll_interval);
   retry_timer_ = loop_.after(delay, [this] {
     retry_timer_ = 0;
-    perform(resolver_.resolve());
+    perform(resolver_.on(SentinelResolver::resolve_wanted{}));
   });
 }
 
@@ -283,7 +284,7 @@ void Sentinel::drop_master(const std::string& why) {
   if (!master_) return;
   retire(std::move(master_), why);
   master_.reset();
-  perform(resolver_.resolve());
+  perform(resolver_.on(SentinelResolver::resolve_wanted{}));
 }
 
 void Sentinel::retire(std::shared_ptr<Node> old, const std::string& why) {
@@ -305,7 +306,7 @@ void Sentinel::watch_switches(const NodeAddress& sentinel) {
     fields >> name >> old_ip >> old_port >> new_ip >> new_port;
     auto port = port_of(new_port);
     if (name != config_.master_name || new_ip.empty() || !port) return;
-    perform(resolver_.switched(NodeAddress{new_ip, *port}));
+    perform(resolver_.on(SentinelResolver::switch_announced{NodeAddress{new_ip, *port}}));
   });
   switches_->start();
 }
@@ -326,7 +327,7 @@ void Sentinel::learn_sentinels(const NodeAddress& sentinel) {
           }
           if (!ip.empty() && port) learnt.push_back(NodeAddress{ip, *port});
         }
-        resolver_.learn(learnt);
+        resolver_.on(SentinelResolver::sentinels_learnt{std::move(learnt)});
       });
 }
 

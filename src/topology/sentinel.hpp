@@ -50,9 +50,9 @@ class Sentinel final : public Topology {
   void answered(const std::shared_ptr<RoutedCommand>& routed, const std::shared_ptr<Node>& node,
                 Response&& response);
 
-  void perform(SentinelResolver::Step step);
-  void ask_sentinel(const SentinelResolver::Step& step);
-  void confirm_role(const SentinelResolver::Step& step);
+  void perform(const SentinelResolver::actions& actions);
+  void ask_sentinel(const SentinelResolver::ask_sentinel& step);
+  void confirm_role(const SentinelResolver::confirm_role& step);
   void use_master(const NodeAddress& address);
   void retry_later(const std::string& problem);
   void poll();

@@ -123,7 +123,7 @@ TEST_F(LockState, AResentReleaseRepeatsItsFirstAnswerThroughTheLatch) {
   auto release = [&](const std::string& request) {
     const auto& script = detail::scripts::lock_release;
     return probe.command({"EVAL", script.body, "3", "latched", "redisson_lock__channel:{latched}",
-                          "redisson_unlock_latch:{latched}:" + request, "0", "30000", owner, "5000", "publish"});
+                          "redisson_unlock_latch:{latched}:" + request, "30000", owner, "publish", "0", "5000"});
   };
   EXPECT_EQ(release("r1").integer, 0);  // one hold left
   EXPECT_EQ(release("r1").integer, 0);  // resent: same answer...

@@ -1,0 +1,239 @@
+// Connection's requests: commands queued, written and answered in order,
+// the set-up commands of each connection, and the deadline of every command.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+
+#include <warden/error.hpp>
+
+#include "io/connection.hpp"
+#include "io/connection_socket.hpp"
+#include "io/spare_buckets.hpp"
+#include "io/tls_session.hpp"
+
+namespace warden::detail {
+
+using connection_detail::tls_hint;
+
+namespace {
+
+// Events of a read are kept between reads, but not a burst's worth.
+constexpr std::size_t kept_events = 64;
+
+}  // namespace
+
+void Connection::on_bytes(const char* data, std::size_t size) {
+  std::vector<LinkProtocol::Event> events;
+  events.swap(events_);
+  events.clear();
+  bool first_bytes = !answered_;
+  answered_ = true;
+  if (!protocol_.feed(data, size, events)) {
+    if (first_bytes && !tls_ && LinkProtocol::starts_tls_record(data, size)) {
+      drop(make_error_code(errc::protocol_error),
+           fmt::format("the server answered with a TLS record, not a Redis reply; {}", tls_hint));
+      return;
+    }
+    drop(make_error_code(errc::protocol_error), protocol_.error_text());
+    return;
+  }
+  last_reply_ = clock::now();
+  probe_outstanding_ = false;  // any answer shows the server is there
+  Socket* socket = socket_;
+  for (auto& event : events) {
+    if (event.what == LinkProtocol::Event::type::reply) {
+      // A reply to a command that timed out meanwhile finds no request.
+      complete(event.id, Response{{}, std::move(event.reply)});
+    } else if (on_push_) {
+      on_push_(event.push);
+    }
+    // A handler closed or dropped this connection: the rest is moot.
+    if (socket_ != socket) return;
+  }
+  events.clear();
+  if (events.capacity() > kept_events) std::vector<LinkProtocol::Event>().swap(events);
+  events_.swap(events);
+}
+
+void Connection::setup() {
+  // AUTH and SELECT go out ahead of everything queued, then CLIENT SETNAME;
+  // the queue is released only when all were answered. A link is ready only
+  // once the server has answered on it (with nothing else to send, a PING),
+  // so a server refusing our TLS client certificate after the handshake
+  // (TLS 1.3), or a listener that accepts and dies, fails the connection
+  // attempt rather than a user's command.
+  enum class step { auth, select, name, ping };
+  std::vector<std::pair<step, std::vector<std::string>>> commands;
+  if (!options_.password.empty()) {
+    if (options_.username.empty()) {
+      commands.push_back({step::auth, {"AUTH", options_.password}});
+    } else {
+      commands.push_back({step::auth, {"AUTH", options_.username, options_.password}});
+    }
+  }
+  if (options_.database != 0) commands.push_back({step::select, {"SELECT", std::to_string(options_.database)}});
+  if (!options_.client_name.empty()) {
+    commands.push_back({step::name, {"CLIENT", "SETNAME", options_.client_name}});
+  } else if (commands.empty()) {
+    commands.push_back({step::ping, {"PING"}});
+  }
+  setup_pending_ = static_cast<int>(commands.size());
+  Socket* socket = socket_;
+  for (auto& [what, argv] : commands) {
+    std::uint64_t id = next_id_++;
+    Request& request = requests_[id];
+    LinkProtocol::encode_command(argv, request.command);
+    request.deadline = clock::now() + options_.connect_timeout;
+    request.handler = [this, socket, what = what, command = argv.front()](Response&& response) {
+      if (socket_ != socket) return;  // that connection is gone already
+      if (response.error) return;      // a transport failure: the drop is handled already
+      // Any answer to the PING or the CLIENT SETNAME shows a Redis server
+      // there, one that is loading or running a long script included (the
+      // commands queued then meet that refusal and are retried as having not
+      // run); only a demand for credentials is a refusal. A server that will
+      // not take the name (an ACL without +client|setname, a proxy without
+      // CLIENT) still serves locks: the connection stays unnamed.
+      bool answer_is_enough = what == step::ping || what == step::name;
+      bool refused = response.reply.is_error();
+      if (refused && answer_is_enough && classify(response.reply) != reply_class::auth_required) {
+        if (what == step::name && !setname_refusal_logged_) {
+          setname_refusal_logged_ = true;
+          log(log_level::info, fmt::format("warden: {}: the server refused CLIENT SETNAME ({}); the connection "
+                                           "stays unnamed in CLIENT LIST",
+                                           describe(), response.reply.str));
+        }
+        refused = false;
+      }
+      if (refused) {
+        // Only a refusal of the credentials or the database is permanent; any
+        // other error (e.g. too many clients) is retried like a failed connect.
+        auto refusal = describe_auth_refusal(command, response.reply, !options_.username.empty());
+        drop(refusal.error, refusal.message);
+        return;
+      }
+      if (--setup_pending_ == 0) become_ready();
+    };
+    write_request(id, request);
+  }
+}
+
+void Connection::write_queued() {
+  while (link_.ready() && !queue_.empty()) {
+    std::uint64_t id = queue_.front();
+    queue_.pop_front();
+    auto it = requests_.find(id);
+    if (it == requests_.end()) continue;  // expired while queued
+    write_request(id, it->second);
+  }
+}
+
+void Connection::write_request(std::uint64_t id, Request& request) {
+  protocol_.send_encoded(id, request.command, plain_out_);
+  request.in_flight = true;
+  // Only an idempotent command is ever written again.
+  if (!request.idempotent) std::string().swap(request.command);
+  loop_.schedule_flush(this);
+}
+
+void Connection::send(const std::vector<std::string>& argv, clock::time_point deadline, bool idempotent,
+                      Handler handler) {
+  std::string command;
+  LinkProtocol::encode_command(argv, command);
+  send_encoded(std::move(command), deadline, idempotent, std::move(handler));
+}
+
+void Connection::send_encoded(std::string command, clock::time_point deadline, bool idempotent, Handler handler) {
+  if (link_.closed()) {
+    handler(Response{make_error_code(errc::shut_down), {}});
+    return;
+  }
+  std::uint64_t id = next_id_++;
+  Request& request = requests_[id];
+  request.command = std::move(command);
+  request.deadline = deadline;
+  request.idempotent = idempotent;
+  request.handler = std::move(handler);
+  watch_deadline(deadline, id);
+  if (link_.ready() && queue_.empty()) {
+    write_request(id, request);
+  } else {
+    queue_.push_back(id);
+  }
+}
+
+bool Connection::send_subscription(const std::vector<std::string>& argv) {
+  if (!link_.ready()) return false;
+  if (!protocol_.encode_subscription(argv, plain_out_)) return false;
+  loop_.schedule_flush(this);
+  return true;
+}
+
+void Connection::watch_deadline(clock::time_point deadline, std::uint64_t id) {
+  deadlines_.emplace_back(deadline, id);
+  std::push_heap(deadlines_.begin(), deadlines_.end(), std::greater<deadline_entry>{});
+  if (deadline_timer_ != 0 && deadline_timer_at_ <= deadline) return;
+  loop_.cancel(deadline_timer_);
+  deadline_timer_at_ = deadline;
+  deadline_timer_ = loop_.at(deadline, [this] {
+    deadline_timer_ = 0;
+    expire_due();
+  });
+}
+
+void Connection::pop_deadline() {
+  std::pop_heap(deadlines_.begin(), deadlines_.end(), std::greater<deadline_entry>{});
+  deadlines_.pop_back();
+}
+
+void Connection::expire_due() {
+  auto now = clock::now();
+  while (!deadlines_.empty() &&
+         (deadlines_.front().first <= now || requests_.count(deadlines_.front().second) == 0)) {
+    auto id = deadlines_.front().second;
+    pop_deadline();
+    expire(id);  // no-op for a command that completed meanwhile
+  }
+  if (deadlines_.empty()) {
+    std::vector<deadline_entry>().swap(deadlines_);  // a burst's worth of storage goes with it
+    return;
+  }
+  auto next = deadlines_.front();
+  pop_deadline();
+  watch_deadline(next.first, next.second);
+}
+
+void Connection::drop_stale_deadlines() {
+  // Amortised O(1) per completion: a sweep leaves only live entries, and the
+  // next needs as many completions again as there are live ones.
+  constexpr std::size_t few = 64;
+  if (deadlines_.size() <= few || deadlines_.size() <= 2 * requests_.size()) return;
+  std::vector<deadline_entry> live;
+  live.reserve(requests_.size());
+  for (const auto& entry : deadlines_) {
+    if (requests_.count(entry.second) != 0) live.push_back(entry);
+  }
+  std::make_heap(live.begin(), live.end(), std::greater<deadline_entry>{});
+  deadlines_.swap(live);
+  // The timer stays set for the earliest deadline it was set for: it finds
+  // nothing due then and re-arms for the next, or nothing left.
+}
+
+void Connection::expire(std::uint64_t id) {
+  auto it = requests_.find(id);
+  if (it == requests_.end()) return;
+  // A late reply to a command in flight finds no request and is dropped.
+  complete(id, it->second.in_flight ? Response{make_error_code(errc::timed_out), {}} : failure(pending_error()));
+}
+
+void Connection::complete(std::uint64_t id, Response&& response) {
+  auto it = requests_.find(id);
+  if (it == requests_.end()) return;
+  Handler handler = std::move(it->second.handler);
+  requests_.erase(it);
+  release_spare_buckets(requests_);
+  drop_stale_deadlines();
+  if (handler) handler(std::move(response));
+}
+
+}  // namespace warden::detail
