@@ -23,6 +23,7 @@
 #include "lock/lock_core.hpp"
 #include "lock/lock_events.hpp"
 #include "lock/lock_random.hpp"
+#include "lock/wake_policy.hpp"
 #include "topology/client_core.hpp"
 #include "topology/node.hpp"
 #include "warden_scripts.hpp"
@@ -151,7 +152,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     // Tracked, it keeps itself alive for as long as the subscriber points at it.
     track_shutdown();
     node_ = std::move(node);
-    waiter_ = node_->pubsub().join(channel_, *this);
+    waiter_ = node_->pubsub().join(channel_, *this, lock_wake_policy());
   }
 
   void perform(const machine::send_try& step, const Response*) {
@@ -332,7 +333,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     // No node serves the lock's slot right now (a cluster mid-failover): the
     // timer re-tries, which is routed afresh.
     if (!node_) return;
-    waiter_ = node_->pubsub().join(channel_, *this);
+    waiter_ = node_->pubsub().join(channel_, *this, lock_wake_policy());
     // join() may run on_ready at once, and the op may have finished in it (a
     // closed connection fails the re-try synchronously): the waiter would
     // then never be removed.
