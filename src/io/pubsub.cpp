@@ -24,12 +24,6 @@ PubSub::Waiter* PubSub::Channel::find(std::uint64_t id) {
   return it != waiters.end() && it->id == id ? it : nullptr;
 }
 
-std::uint32_t PubSub::Channel::parked() const {
-  std::uint32_t count = 0;
-  for (const auto& waiter : waiters) count += waiter.parked ? 1 : 0;
-  return count;
-}
-
 bool PubSub::Channel::erase(std::uint64_t id) {
   Waiter* waiter = find(id);
   if (!waiter) return false;
@@ -241,15 +235,14 @@ void PubSub::message(std::string_view channel, const std::string& payload) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   Channel& entry = it->second;
-  perform_wake(channel, entry,
-               entry.rules->on(WakeRules::message{payload, entry.size(), entry.parked(), entry.permits}));
+  perform_wake(channel, entry, entry.rules->on(WakeRules::message{payload, entry.size(), entry.permits}));
 }
 
 void PubSub::wake_next(std::string_view channel) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   Channel& entry = it->second;
-  perform_wake(channel, entry, entry.rules->on(WakeRules::passed_on{entry.size(), entry.parked(), entry.permits}));
+  perform_wake(channel, entry, entry.rules->on(WakeRules::passed_on{entry.size(), entry.permits}));
 }
 
 void PubSub::perform_wake(std::string_view channel, Channel& entry, const WakeRules::actions& todo) {
@@ -262,7 +255,12 @@ void PubSub::perform_wake(std::string_view channel, Channel& entry, const WakeRu
       for (auto& waiter : entry.waiters) {
         if (waiter.parked) return wake(waiter, wake_cause::message);
       }
-      return;
+      // Its answer is about nobody asleep: it wakes no one.
+      return perform_wake(channel, entry, entry.rules->on(WakeRules::nobody_parked{entry.size(), entry.permits}));
+    } else if (std::holds_alternative<WakeRules::owe_unparked>(action)) {
+      std::uint32_t awake = 0;
+      for (auto& waiter : entry.waiters) awake += waiter.parked ? 0 : 1;
+      entry.permits = awake;
     } else if (std::holds_alternative<WakeRules::wake_parked>(action)) {
       std::vector<std::uint64_t> wake;
       for (auto& waiter : entry.waiters) {

@@ -107,7 +107,6 @@ class PubSub {
     Waiter* find(std::uint64_t id);
     bool erase(std::uint64_t id);
     std::uint32_t size() const { return static_cast<std::uint32_t>(waiters.size()); }
-    std::uint32_t parked() const;  // how many waiters sleep now
   };
   using Channels = std::unordered_map<std::string_view, Channel>;
 

@@ -18,20 +18,23 @@ namespace warden::detail {
 class WakeRules {
  public:
   // ---- events ----
-  // A message was published on the channel. `parked`: how many of its
-  // `waiters` sleep now; `permits`: wake-ups owed to the others (each makes
-  // the next one to park re-try at once).
+  // A message was published on the channel, which `waiters` wait on;
+  // `permits`: wake-ups owed to those not asleep (each makes the next one to
+  // park re-try at once).
   struct message {
     std::string_view payload;
     std::uint32_t waiters = 0;
-    std::uint32_t parked = 0;
     std::uint32_t permits = 0;
   };
   // A waiter that was woken by a message leaves without having used it (it
   // did not take the lock): the wake-up is someone else's now.
   struct passed_on {
     std::uint32_t waiters = 0;
-    std::uint32_t parked = 0;
+    std::uint32_t permits = 0;
+  };
+  // wake_oldest found nobody asleep (their tries are in flight).
+  struct nobody_parked {
+    std::uint32_t waiters = 0;
     std::uint32_t permits = 0;
   };
   // A waiter is about to sleep.
@@ -43,16 +46,17 @@ class WakeRules {
     std::uint32_t waiters = 0;
     std::uint32_t permits = 0;
   };
-  using event = std::variant<message, passed_on, parking, left>;
+  using event = std::variant<message, passed_on, nobody_parked, parking, left>;
 
   // ---- actions, performed in order ----
   struct set_permits {
     std::uint32_t permits = 0;
   };
-  struct wake_oldest {};  // the parked waiter that joined first
-  struct wake_parked {};  // every parked waiter, oldest first
-  struct retry_now {};    // parking: do not sleep, re-try at once (a permit was used)
-  using action = std::variant<set_permits, wake_oldest, wake_parked, retry_now>;
+  struct owe_unparked {};  // one permit for each waiter not asleep now (replacing those owed)
+  struct wake_oldest {};   // the parked waiter that joined first; none: tell nobody_parked
+  struct wake_parked {};   // every parked waiter, oldest first
+  struct retry_now {};     // parking: do not sleep, re-try at once (a permit was used)
+  using action = std::variant<set_permits, owe_unparked, wake_oldest, wake_parked, retry_now>;
   using actions = action_list<action, 2>;
 
   virtual ~WakeRules() = default;

@@ -6,24 +6,20 @@ WakeRules::actions WakePolicy::on(const event& e) const {
   return std::visit([this](const auto& happened) { return on_event(happened); }, e);
 }
 
-WakeRules::actions WakePolicy::wake_one(std::uint32_t waiters, std::uint32_t parked, std::uint32_t permits) {
-  if (parked > 0) return {wake_oldest{}};
-  // Nobody asleep (their tries are in flight): the next one to park re-tries at once.
-  if (permits < waiters) return {set_permits{permits + 1}};
-  return {};
-}
-
 WakeRules::actions WakePolicy::on_event(const message& e) const {
-  if (e.payload == "1") {
-    // Everyone: those not parked right now get a permit each (set first: a
-    // woken waiter may leave or park again while the others are woken).
-    return {set_permits{e.waiters - e.parked}, wake_parked{}};
-  }
-  return wake_one(e.waiters, e.parked, e.permits);
+  // Everyone: those not parked right now get a permit each (owed first: a
+  // woken waiter may leave or park again while the others are woken).
+  if (e.payload == "1") return {owe_unparked{}, wake_parked{}};
+  return {wake_oldest{}};
 }
 
-WakeRules::actions WakePolicy::on_event(const passed_on& e) const {
-  return wake_one(e.waiters, e.parked, e.permits);
+WakeRules::actions WakePolicy::on_event(const passed_on&) const { return {wake_oldest{}}; }
+
+WakeRules::actions WakePolicy::on_event(const nobody_parked& e) const {
+  // Nobody asleep (their tries are in flight): the next one to park re-tries
+  // at once. Never more permits than waiters.
+  if (e.permits < e.waiters) return {set_permits{e.permits + 1}};
+  return {};
 }
 
 WakeRules::actions WakePolicy::on_event(const parking& e) const {

@@ -22,10 +22,9 @@ class WakePolicy final : public WakeRules {
  private:
   actions on_event(const message& e) const;
   actions on_event(const passed_on& e) const;
+  actions on_event(const nobody_parked& e) const;
   actions on_event(const parking& e) const;
   actions on_event(const left& e) const;
-  // One wake-up: the oldest parked waiter, else a permit.
-  static actions wake_one(std::uint32_t waiters, std::uint32_t parked, std::uint32_t permits);
 };
 
 // The policy every lock waiter joins its channel with (stateless, shared).
