@@ -67,33 +67,45 @@ quorum_answer quorum_of_answers(std::size_t nodes, std::size_t confirmed, std::s
 
 QuorumValidity::QuorumValidity(std::size_t nodes) : bounds_(nodes) {}
 
-void QuorumValidity::acquired(std::size_t node, clock::time_point until) {
-  if (lost_ || node >= bounds_.size()) return;
-  bounds_[node] = std::max(bounds_[node].value_or(until), until);
+QuorumValidity::actions QuorumValidity::on(const event& e) {
+  actions out;
+  if (auto* take = std::get_if<taken>(&e)) {
+    if (lost_ || take->node >= bounds_.size()) return out;
+    bounds_[take->node] = std::max(bounds_[take->node].value_or(take->until), take->until);
+  } else if (auto* confirm = std::get_if<confirmed>(&e)) {
+    judge(confirm->at, out);
+    if (lost_ || confirm->node >= bounds_.size()) return out;
+    // Not lost at `at`: the other nodes alone are a majority valid past `at`
+    // when this one is not counted, so no other owner can have held the lock
+    // since this node's hold went missing.
+    bounds_[confirm->node] = std::max(bounds_[confirm->node].value_or(confirm->until), confirm->until);
+    out.push_back(confirmation_counted{confirm->node});
+  } else if (auto* gone = std::get_if<node_lost>(&e)) {
+    if (gone->node < bounds_.size()) bounds_[gone->node].reset();
+    judge(gone->at, out);
+  } else if (auto* passed = std::get_if<time_passed>(&e)) {
+    judge(passed->now, out);
+  }
+  return out;
 }
 
-bool QuorumValidity::confirmed(std::size_t node, clock::time_point at, clock::time_point until) {
-  advance(at);
-  if (lost_ || node >= bounds_.size()) return false;
-  // Not lost at `at`: the other nodes alone are a majority valid past `at`
-  // when this one is not counted, so no other owner can have held the lock
-  // since this node's hold went missing.
-  bounds_[node] = std::max(bounds_[node].value_or(until), until);
-  return true;
+bool QuorumValidity::counts(const actions& answer) {
+  for (const auto& action : answer) {
+    if (std::holds_alternative<confirmation_counted>(action)) return true;
+  }
+  return false;
 }
 
-void QuorumValidity::node_lost(std::size_t node, clock::time_point at) {
-  if (node < bounds_.size()) bounds_[node].reset();
-  advance(at);
-}
-
-void QuorumValidity::advance(clock::time_point now) {
+void QuorumValidity::judge(clock::time_point now, actions& out) {
   if (lost_) return;
   std::vector<clock::time_point> held;
   for (auto& bound : bounds_) {
     if (bound) held.push_back(*bound);
   }
-  if (quorum_valid_until(std::move(held), quorum_of(bounds_.size())) <= now) lost_ = true;
+  if (quorum_valid_until(std::move(held), quorum_of(bounds_.size())) <= now) {
+    lost_ = true;
+    out.push_back(hold_lost{});
+  }
 }
 
 std::size_t QuorumValidity::counted_count() const {

@@ -7,8 +7,10 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <variant>
 #include <vector>
 
+#include "io/action_list.hpp"
 #include "io/timer_queue.hpp"
 
 namespace warden::detail {
@@ -84,25 +86,51 @@ quorum_answer quorum_of_answers(std::size_t nodes, std::size_t confirmed, std::s
 // time has come, the hold is lost for good: nothing confirmed afterwards
 // (a renewal that answers late, a re-take) brings it back, since another
 // owner may have held a majority in between. Events carry the time they
-// happened and are fed in that order per node.
+// happened and are fed in that order per node. A pure machine: events in
+// through on(), actions out.
 class QuorumValidity {
  public:
   explicit QuorumValidity(std::size_t nodes = 0);
 
+  // ---- events (docs/pure-machines.md) ----
   // The acquire round that made the hold took `node`, valid up to `until`.
-  void acquired(std::size_t node, clock::time_point until);
+  struct taken {
+    std::size_t node;
+    clock::time_point until;
+  };
   // At `at`, `node` confirmed its hold valid up to `until` (a renewal, an
   // answer of the round that came after it was settled, or a re-take). A
   // node already counted keeps the later bound; one not counted (lost, or
   // not taken by the round) is counted from now on. Nothing counts once the
-  // hold is lost, and the hold is judged at `at` first. Returns whether the
-  // confirmation counted.
-  bool confirmed(std::size_t node, clock::time_point at, clock::time_point until);
+  // hold is lost, and the hold is judged at `at` first.
+  struct confirmed {
+    std::size_t node;
+    clock::time_point at;
+    clock::time_point until;
+  };
   // At `at`, `node`'s hold was found gone (key deleted, expired, restarted
   // empty, another owner). It no longer counts, whatever it confirmed.
-  void node_lost(std::size_t node, clock::time_point at);
+  struct node_lost {
+    std::size_t node;
+    clock::time_point at;
+  };
   // Time has reached `now`: the hold is lost once its bound is not after it.
-  void advance(clock::time_point now);
+  struct time_passed {
+    clock::time_point now;
+  };
+  using event = std::variant<taken, confirmed, node_lost, time_passed>;
+
+  // ---- actions ----
+  struct confirmation_counted {  // the confirmation counts (confirmed only)
+    std::size_t node;
+  };
+  struct hold_lost {};  // the hold is lost from now on (told once)
+  using action = std::variant<confirmation_counted, hold_lost>;
+  using actions = action_list<action, 2>;
+
+  actions on(const event& e);
+  // Whether `answer` (to a confirmed event) counted the confirmation.
+  static bool counts(const actions& answer);
 
   bool lost() const { return lost_; }
   bool counted(std::size_t node) const { return node < bounds_.size() && bounds_[node].has_value(); }
@@ -115,6 +143,8 @@ class QuorumValidity {
   clock::time_point valid_until() const;
 
  private:
+  void judge(clock::time_point now, actions& out);
+
   std::vector<std::optional<clock::time_point>> bounds_;  // nullopt: not counted
   bool lost_ = false;
 };

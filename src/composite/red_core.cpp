@@ -120,7 +120,7 @@ class RedCore final : public CompositeCore {
       auto now = clock::now();
       refresh(*hold, owner, now);
       for (auto& level : hold->levels) level.taken[i] = false;
-      hold->validity.node_lost(i, now);
+      hold->validity.on(QuorumValidity::node_lost{i, now});
       if (hold->validity.lost()) {
         lost = LockLost{event.lock_name, owner, event.cause,
                         message(fmt::format("lost: {} of {} nodes confirmed valid, {} needed; {} lost: {}",
@@ -153,9 +153,9 @@ class RedCore final : public CompositeCore {
         if (!hold.member_held(i)) continue;
         auto seen = member(i)->client().holds().confirmed(*member(i), owner);
         if (seen.at == clock::time_point::min()) continue;
-        hold.validity.acquired(i, seen.valid_until - clock_drift(member_lease(i, hold.lease)));
+        hold.validity.on(QuorumValidity::taken{i, seen.valid_until - clock_drift(member_lease(i, hold.lease))});
       }
-      hold.validity.advance(now);
+      hold.validity.on(QuorumValidity::time_passed{now});
       hold.lost = hold.validity.lost();
     } else {
       refresh(hold, owner, now);
@@ -198,8 +198,8 @@ class RedCore final : public CompositeCore {
       confirmations.push_back(seen{c.at, c.valid_until - clock_drift(member_lease(i, hold.lease)), i});
     }
     std::sort(confirmations.begin(), confirmations.end(), [](auto& a, auto& b) { return a.at < b.at; });
-    for (auto& c : confirmations) hold.validity.confirmed(c.node, c.at, c.until);
-    hold.validity.advance(now);
+    for (auto& c : confirmations) hold.validity.on(QuorumValidity::confirmed{c.node, c.at, c.until});
+    hold.validity.on(QuorumValidity::time_passed{now});
   }
 
   LockLost lapse_event(thread_id owner) const {
@@ -283,7 +283,8 @@ class RedCore final : public CompositeCore {
         auto seen = member->client().holds().confirmed(*member, owner);
         refresh(*hold, owner, seen.at);
         if (hold->member_held(i) || hold->lost || seen.at == clock::time_point::min() ||
-            !hold->validity.confirmed(i, seen.at, seen.valid_until - clock_drift(member_lease(i, hold->lease)))) {
+            !QuorumValidity::counts(hold->validity.on(
+                QuorumValidity::confirmed{i, seen.at, seen.valid_until - clock_drift(member_lease(i, hold->lease))}))) {
           unwanted = true;
         } else {
           hold->levels.front().taken[i] = true;

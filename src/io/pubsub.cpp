@@ -58,12 +58,12 @@ class CallbackListener final : public ChannelListener {
 }  // namespace
 
 std::uint64_t PubSub::join(std::string_view channel, std::function<void()> on_ready,
-                           std::function<void(wake_cause)> on_wake) {
+                           std::function<void(wake_cause)> on_wake, const WakeRules& rules) {
   auto listener = std::make_unique<CallbackListener>(std::move(on_ready), std::move(on_wake));
   ChannelListener& held = *listener;
   // Kept under the id the join below hands out (on_ready may already run in it).
   owned_.emplace(next_waiter_, std::move(listener));
-  return join(SharedText(channel), held);
+  return join(SharedText(channel), held, rules);
 }
 
 PubSub::Channel& PubSub::entry_for(const SharedText& channel) {
@@ -75,8 +75,9 @@ PubSub::Channel& PubSub::entry_for(const SharedText& channel) {
   return channels_.emplace(key, std::move(entry)).first->second;
 }
 
-std::uint64_t PubSub::join(const SharedText& channel, ChannelListener& listener) {
+std::uint64_t PubSub::join(const SharedText& channel, ChannelListener& listener, const WakeRules& rules) {
   Channel& entry = entry_for(channel);
+  entry.rules = &rules;
   std::uint64_t id = next_waiter_++;
   Waiter& waiter = entry.waiters.push_back(Waiter{id, &listener, false, false});
   if (entry.state.active()) {
@@ -101,14 +102,16 @@ std::uint64_t PubSub::join(const SharedText& channel, ChannelListener& listener)
 bool PubSub::park(std::string_view channel, std::uint64_t id) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return false;
-  Waiter* waiter = it->second.find(id);
+  Channel& entry = it->second;
+  Waiter* waiter = entry.find(id);
   if (!waiter) return false;
-  if (it->second.permits > 0) {
-    --it->second.permits;
-    return true;
+  bool retry = false;
+  for (const auto& action : entry.rules->on(WakeRules::parking{entry.permits})) {
+    if (auto* permits = std::get_if<WakeRules::set_permits>(&action)) entry.permits = permits->permits;
+    if (std::holds_alternative<WakeRules::retry_now>(action)) retry = true;
   }
-  waiter->parked = true;
-  return false;
+  if (!retry) waiter->parked = true;
+  return retry;
 }
 
 void PubSub::unpark(std::string_view channel, std::uint64_t id) {
@@ -124,9 +127,9 @@ void PubSub::leave(std::string_view channel, std::uint64_t id, bool pass_wake) {
   // A two-callback waiter's listener goes with it (it may be the caller:
   // it reads nothing of itself after its callback returns).
   if (!owned_.empty()) owned_.erase(id);
-  // A permit is a wake-up owed to someone still waiting; never more than them.
-  if (it->second.permits > it->second.waiters.size()) it->second.permits = it->second.waiters.size();
-  perform(channel, it->second.state.on(ChannelState::unwanted{}));
+  Channel& entry = it->second;
+  perform_wake(channel, entry, entry.rules->on(WakeRules::left{entry.size(), entry.permits}));
+  perform(channel, entry.state.on(ChannelState::unwanted{}));
   if (pass_wake) wake_next(channel);
   forget_if_idle(channel);
 }
@@ -229,32 +232,42 @@ void PubSub::message(std::string_view channel, const std::string& payload) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   Channel& entry = it->second;
-  if (payload == "1") {
-    std::vector<std::uint64_t> wake;
-    // Wake everyone: those not parked right now get a permit each.
-    for (auto& waiter : entry.waiters) {
-      if (waiter.parked) wake.push_back(waiter.id);
-    }
-    entry.permits = static_cast<std::uint32_t>(entry.waiters.size() - wake.size());
-    for (auto id : wake) wake_one(channel, id, wake_cause::message);
-  } else {
-    // One waiter, found here: nothing runs between this lookup and its wake-up.
-    for (auto& waiter : entry.waiters) {
-      if (waiter.parked) return wake(waiter, wake_cause::message);
-    }
-    if (entry.permits < entry.waiters.size()) ++entry.permits;
-  }
+  perform_wake(channel, entry, entry.rules->on(WakeRules::message{payload, entry.size(), entry.permits}));
 }
 
 void PubSub::wake_next(std::string_view channel) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   Channel& entry = it->second;
-  for (auto& waiter : entry.waiters) {
-    if (waiter.parked) return wake(waiter, wake_cause::message);
+  perform_wake(channel, entry, entry.rules->on(WakeRules::passed_on{entry.size(), entry.permits}));
+}
+
+void PubSub::perform_wake(std::string_view channel, Channel& entry, const WakeRules::actions& todo) {
+  for (const auto& action : todo) {
+    if (auto* permits = std::get_if<WakeRules::set_permits>(&action)) {
+      entry.permits = permits->permits;
+    } else if (std::holds_alternative<WakeRules::wake_oldest>(action)) {
+      // Found here: nothing runs between this lookup and its wake-up, which
+      // may make the entry go (so it is the last thing done with it).
+      for (auto& waiter : entry.waiters) {
+        if (waiter.parked) return wake(waiter, wake_cause::message);
+      }
+      // Its answer is about nobody asleep: it wakes no one.
+      return perform_wake(channel, entry, entry.rules->on(WakeRules::nobody_parked{entry.size(), entry.permits}));
+    } else if (std::holds_alternative<WakeRules::owe_unparked>(action)) {
+      std::uint32_t awake = 0;
+      for (auto& waiter : entry.waiters) awake += waiter.parked ? 0 : 1;
+      entry.permits = awake;
+    } else if (std::holds_alternative<WakeRules::wake_parked>(action)) {
+      std::vector<std::uint64_t> wake;
+      for (auto& waiter : entry.waiters) {
+        if (waiter.parked) wake.push_back(waiter.id);
+      }
+      // Each looked up afresh: an earlier wake-up may make waiters (and the entry) go.
+      for (auto id : wake) wake_one(channel, id, wake_cause::message);
+      return;
+    }
   }
-  // Nobody asleep (their acquires are in flight): the next one to park re-tries at once.
-  if (entry.permits < entry.waiters.size()) ++entry.permits;
 }
 
 void PubSub::wake_one(std::string_view channel, std::uint64_t id, wake_cause why) {

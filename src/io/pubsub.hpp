@@ -1,6 +1,7 @@
 // One subscriber connection per node, shared by every local waiter: one
-// subscription per channel however many wait on it, and wake-ups handed out
-// one waiter at a time (or to all, for message "1").
+// subscription per channel however many wait on it. Whom a message wakes is
+// decided by the waiters' WakeRules (the lock layer's policy); the
+// subscriber keeps the waiters and delivers.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "io/connection.hpp"
 #include "io/shared_text.hpp"
 #include "io/small_list.hpp"
+#include "io/wake_rules.hpp"
 
 namespace warden::detail {
 
@@ -53,11 +55,13 @@ class PubSub {
   // The listener is held by address: it must stay alive until it leaves, and
   // keep itself alive through its own calls (one may make it leave). The
   // channel's entry shares `channel`'s characters instead of copying them.
-  std::uint64_t join(const SharedText& channel, ChannelListener& listener);
+  // `rules` decide what the channel's messages wake (the lock layer's
+  // policy); they must outlive the subscriber.
+  std::uint64_t join(const SharedText& channel, ChannelListener& listener, const WakeRules& rules);
   // The same with two callbacks (on_ready may be empty), kept by the
   // subscriber until the waiter leaves.
   std::uint64_t join(std::string_view channel, std::function<void()> on_ready,
-                     std::function<void(wake_cause)> on_wake);
+                     std::function<void(wake_cause)> on_wake, const WakeRules& rules);
 
   // The waiter goes to sleep until woken. Returns true instead when a wake-up
   // arrived while nobody was parked: the caller should try again at once.
@@ -94,6 +98,7 @@ class PubSub {
   };
   struct Channel {
     SharedText name;  // its characters key the map
+    const WakeRules* rules = nullptr;  // what its messages wake (its waiters' rules)
     ChannelState state;
     std::uint32_t permits = 0;
     // Searched by bisection. Most channels have one waiter, kept in place.
@@ -101,6 +106,7 @@ class PubSub {
 
     Waiter* find(std::uint64_t id);
     bool erase(std::uint64_t id);
+    std::uint32_t size() const { return static_cast<std::uint32_t>(waiters.size()); }
   };
   using Channels = std::unordered_map<std::string_view, Channel>;
 
@@ -116,6 +122,8 @@ class PubSub {
   void confirmed(std::string_view channel);
   void message(std::string_view channel, const std::string& payload);
   void wake_next(std::string_view channel);
+  // Performs what the channel's rules answered about its waiters.
+  void perform_wake(std::string_view channel, Channel& entry, const WakeRules::actions& todo);
   // `channel` must outlive the call (the entry may go during the wake-up).
   void wake_one(std::string_view channel, std::uint64_t waiter, wake_cause why);
   // Wakes `waiter` of `entry`, both just looked up.

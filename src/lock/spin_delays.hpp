@@ -1,5 +1,5 @@
 // The sleeps between a SpinLock waiter's attempts: the SpinBackoff's
-// sequence, drawn with jitter. Pure logic (seeded), driven by AcquireFsm.
+// sequence, drawn with jitter. Pure logic (seeded), drawn from by AcquireMachine.
 #pragma once
 
 #include <chrono>

@@ -31,6 +31,7 @@
 #include "io/connection.hpp"
 #include "io/event_loop.hpp"
 #include "io/pubsub.hpp"
+#include "lock/wake_policy.hpp"
 #include "redis_probe.hpp"
 #include "redis_server.hpp"
 #include "test_env.hpp"
@@ -417,7 +418,10 @@ struct Waiter {
 
   void join(LoopHarness& harness, PubSub& pubsub, const std::string& channel) {
     id = harness.run(
-        [&] { return pubsub.join(channel, [this] { ready.add(); }, [this](wake_cause) { woken.add(); }); });
+        [&] {
+          return pubsub.join(
+              channel, [this] { ready.add(); }, [this](wake_cause) { woken.add(); }, detail::lock_wake_policy());
+        });
   }
   // False when a wake-up was owed and the waiter should re-try at once.
   bool park(LoopHarness& harness, PubSub& pubsub, const std::string& channel) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <variant>
 #include <vector>
 
 #include "composite/quorum.hpp"
@@ -144,16 +145,16 @@ constexpr milliseconds drift = 11ms;  // clock_drift(900 ms)
 // A hold of `nodes` nodes, each taken by the round that started at t0.
 QuorumValidity taken_at_t0(std::size_t nodes) {
   QuorumValidity v(nodes);
-  for (std::size_t i = 0; i < nodes; ++i) v.acquired(i, t0 + lease - drift);
+  for (std::size_t i = 0; i < nodes; ++i) v.on(QuorumValidity::taken{i, t0 + lease - drift});
   return v;
 }
 
 TEST(QuorumValidity, IsTheQuorumThLatestConfirmedBound) {
   QuorumValidity v(3);
-  v.acquired(0, t0 + 500ms);
-  v.acquired(1, t0 + 700ms);
+  v.on(QuorumValidity::taken{0, t0 + 500ms});
+  v.on(QuorumValidity::taken{1, t0 + 700ms});
   EXPECT_EQ(v.valid_until(), t0 + 500ms);  // only two counted: both are needed
-  v.acquired(2, t0 + 600ms);
+  v.on(QuorumValidity::taken{2, t0 + 600ms});
   EXPECT_EQ(v.valid_until(), t0 + 600ms);
   EXPECT_EQ(v.counted_count(), 3u);
   EXPECT_FALSE(v.lost());
@@ -161,46 +162,57 @@ TEST(QuorumValidity, IsTheQuorumThLatestConfirmedBound) {
 
 TEST(QuorumValidity, RenewalsOfAMajorityMoveItForward) {
   auto v = taken_at_t0(3);
-  EXPECT_TRUE(v.confirmed(0, t0 + 300ms, t0 + 300ms + lease - drift));
+  EXPECT_TRUE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{0, t0 + 300ms, t0 + 300ms + lease - drift})));
   // One node alone vouches for nothing more: the majority still ends at the
   // round's bound.
   EXPECT_EQ(v.valid_until(), t0 + lease - drift);
-  EXPECT_TRUE(v.confirmed(2, t0 + 310ms, t0 + 305ms + lease - drift));
+  EXPECT_TRUE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{2, t0 + 310ms, t0 + 305ms + lease - drift})));
   EXPECT_EQ(v.valid_until(), t0 + 300ms + lease - drift);  // the second latest of three
   // An older confirmation never moves a bound back.
-  EXPECT_TRUE(v.confirmed(0, t0 + 320ms, t0 + 100ms));
+  EXPECT_TRUE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{0, t0 + 320ms, t0 + 100ms})));
   EXPECT_EQ(v.valid_until(), t0 + 300ms + lease - drift);
 }
 
 TEST(QuorumValidity, TimePassingTheMajorityBoundIsALoss) {
   auto v = taken_at_t0(3);
-  v.advance(t0 + lease - drift - 1ms);
+  v.on(QuorumValidity::time_passed{t0 + lease - drift - 1ms});
   EXPECT_FALSE(v.lost());
-  v.advance(t0 + lease - drift);
+  v.on(QuorumValidity::time_passed{t0 + lease - drift});
   EXPECT_TRUE(v.lost());
   EXPECT_EQ(v.valid_until(), clock::time_point::min());
 }
 
+TEST(QuorumValidity, TheLossIsAnActionToldOnce) {
+  auto v = taken_at_t0(3);
+  EXPECT_TRUE(v.on(QuorumValidity::time_passed{t0 + lease - drift - 1ms}).empty());
+  auto out = v.on(QuorumValidity::time_passed{t0 + lease - drift});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<QuorumValidity::hold_lost>(out[0]));
+  EXPECT_TRUE(v.on(QuorumValidity::time_passed{t0 + lease}).empty());
+  // A confirmation that comes too late neither counts nor tells it again.
+  EXPECT_TRUE(v.on(QuorumValidity::confirmed{0, t0 + lease, t0 + 2 * lease}).empty());
+}
+
 TEST(QuorumValidity, OneNodeLostWhileTheOthersAreValidKeepsTheHold) {
   auto v = taken_at_t0(3);
-  v.node_lost(1, t0 + 200ms);
+  v.on(QuorumValidity::node_lost{1, t0 + 200ms});
   EXPECT_FALSE(v.lost());
   EXPECT_FALSE(v.counted(1));
   EXPECT_EQ(v.valid_until(), t0 + lease - drift);
   // Its re-take answers while the other two still confirm a majority.
-  EXPECT_TRUE(v.confirmed(1, t0 + 250ms, t0 + 220ms + lease - drift));
+  EXPECT_TRUE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{1, t0 + 250ms, t0 + 220ms + lease - drift})));
   EXPECT_TRUE(v.counted(1));
   // The re-taken node extends nothing on its own: a majority must confirm.
   EXPECT_EQ(v.valid_until(), t0 + lease - drift);
-  EXPECT_TRUE(v.confirmed(0, t0 + 300ms, t0 + 290ms + lease - drift));
+  EXPECT_TRUE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{0, t0 + 300ms, t0 + 290ms + lease - drift})));
   EXPECT_EQ(v.valid_until(), t0 + 220ms + lease - drift);
 }
 
 TEST(QuorumValidity, LosingTheSecondOfThreeNodesIsALoss) {
   auto v = taken_at_t0(3);
-  v.node_lost(0, t0 + 100ms);
+  v.on(QuorumValidity::node_lost{0, t0 + 100ms});
   EXPECT_FALSE(v.lost());
-  v.node_lost(2, t0 + 150ms);
+  v.on(QuorumValidity::node_lost{2, t0 + 150ms});
   EXPECT_TRUE(v.lost());
   EXPECT_EQ(v.valid_until(), clock::time_point::min());
 }
@@ -211,18 +223,18 @@ TEST(QuorumValidity, LosingTheSecondOfThreeNodesIsALoss) {
 // the hold is lost, and nothing taken afterwards counts.
 TEST(QuorumValidity, AHolderStoppedPastItsLeaseIsLostAndNeverTakenBack) {
   auto v = taken_at_t0(3);
-  v.confirmed(0, t0 + 300ms, t0 + 300ms + lease - drift);
-  v.confirmed(1, t0 + 301ms, t0 + 300ms + lease - drift);
-  v.confirmed(2, t0 + 302ms, t0 + 300ms + lease - drift);
+  v.on(QuorumValidity::confirmed{0, t0 + 300ms, t0 + 300ms + lease - drift});
+  v.on(QuorumValidity::confirmed{1, t0 + 301ms, t0 + 300ms + lease - drift});
+  v.on(QuorumValidity::confirmed{2, t0 + 302ms, t0 + 300ms + lease - drift});
   const auto resumed = t0 + 5s;  // stopped from t0 + 310 ms to here
-  v.node_lost(0, resumed);
+  v.on(QuorumValidity::node_lost{0, resumed});
   EXPECT_TRUE(v.lost());
   EXPECT_EQ(v.counted_count(), 2u);  // still taken as far as the holder knows...
   EXPECT_EQ(v.valid_at(resumed), 0u);  // ...but none vouches for anything now
-  EXPECT_FALSE(v.confirmed(0, resumed + 2ms, resumed + lease - drift)) << "re-take of node 0";
-  v.node_lost(1, resumed + 3ms);
-  EXPECT_FALSE(v.confirmed(1, resumed + 4ms, resumed + lease - drift)) << "re-take of node 1";
-  EXPECT_FALSE(v.confirmed(2, resumed + 5ms, resumed + lease - drift)) << "a late renewal of node 2";
+  EXPECT_FALSE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{0, resumed + 2ms, resumed + lease - drift}))) << "re-take of node 0";
+  v.on(QuorumValidity::node_lost{1, resumed + 3ms});
+  EXPECT_FALSE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{1, resumed + 4ms, resumed + lease - drift}))) << "re-take of node 1";
+  EXPECT_FALSE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{2, resumed + 5ms, resumed + lease - drift}))) << "a late renewal of node 2";
   EXPECT_TRUE(v.lost());
   EXPECT_EQ(v.valid_until(), clock::time_point::min());
   EXPECT_FALSE(v.counted(0));
@@ -233,39 +245,39 @@ TEST(QuorumValidity, AHolderStoppedPastItsLeaseIsLostAndNeverTakenBack) {
 // majority lapsed: it does not bring the hold back, whatever it vouches for.
 TEST(QuorumValidity, AConfirmationAfterTheMajorityLapsedDoesNotReviveIt) {
   auto v = taken_at_t0(3);
-  EXPECT_FALSE(v.confirmed(0, t0 + lease, t0 + 2 * lease));
+  EXPECT_FALSE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{0, t0 + lease, t0 + 2 * lease})));
   EXPECT_TRUE(v.lost());
-  EXPECT_FALSE(v.confirmed(1, t0 + lease, t0 + 2 * lease));
+  EXPECT_FALSE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{1, t0 + lease, t0 + 2 * lease})));
   EXPECT_EQ(v.valid_until(), clock::time_point::min());
 }
 
 TEST(QuorumValidity, AReTakeAfterTheOthersLapsedDoesNotCount) {
   auto v = taken_at_t0(3);
-  v.node_lost(0, t0 + 100ms);
+  v.on(QuorumValidity::node_lost{0, t0 + 100ms});
   // Nodes 1 and 2 were not renewed: by the time the re-take answers, they
   // vouch for nothing, and another owner may have held the lock.
-  EXPECT_FALSE(v.confirmed(0, t0 + lease, t0 + 100ms + lease - drift));
+  EXPECT_FALSE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{0, t0 + lease, t0 + 100ms + lease - drift})));
   EXPECT_TRUE(v.lost());
 }
 
 TEST(QuorumValidity, FiveNodesTolerateTwoLosses) {
   auto v = taken_at_t0(5);
-  v.node_lost(0, t0 + 10ms);
-  v.node_lost(1, t0 + 20ms);
+  v.on(QuorumValidity::node_lost{0, t0 + 10ms});
+  v.on(QuorumValidity::node_lost{1, t0 + 20ms});
   EXPECT_FALSE(v.lost());
   EXPECT_EQ(v.counted_count(), 3u);
-  v.node_lost(4, t0 + 30ms);
+  v.on(QuorumValidity::node_lost{4, t0 + 30ms});
   EXPECT_TRUE(v.lost());
 }
 
 TEST(QuorumValidity, ANodeTheRoundDidNotTakeCountsOnceItConfirmsInTime) {
   QuorumValidity v(3);
-  v.acquired(0, t0 + lease - drift);
-  v.acquired(1, t0 + lease - drift);
+  v.on(QuorumValidity::taken{0, t0 + lease - drift});
+  v.on(QuorumValidity::taken{1, t0 + lease - drift});
   // Node 2 answered the round after it was settled.
-  EXPECT_TRUE(v.confirmed(2, t0 + 50ms, t0 + lease - drift));
+  EXPECT_TRUE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{2, t0 + 50ms, t0 + lease - drift})));
   EXPECT_EQ(v.counted_count(), 3u);
-  v.node_lost(0, t0 + 60ms);
+  v.on(QuorumValidity::node_lost{0, t0 + 60ms});
   EXPECT_FALSE(v.lost());
 }
 
