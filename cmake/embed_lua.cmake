@@ -1,7 +1,7 @@
 # Run as: cmake -DOUT_DIR=dir -DLUA_FILES=a.lua|b.lua -P embed_lua.cmake
 string(REPLACE "|" ";" files "${LUA_FILES}")
 list(SORT files)
-set(hpp "// Generated from lua/*.lua by cmake/embed_lua.cmake. Do not edit.\n#pragma once\n\n#include \"topology/script.hpp\"\n\nnamespace warden::detail::scripts {\n\n")
+set(hpp "// Generated from lua/*.lua by cmake/embed_lua.cmake. Do not edit.\n#pragma once\n\n#include \"io/script.hpp\"\n\nnamespace warden::detail::scripts {\n\n")
 set(cpp "// Generated from lua/*.lua by cmake/embed_lua.cmake. Do not edit.\n#include \"warden_scripts.hpp\"\n\nnamespace warden::detail::scripts {\n\n")
 foreach(f IN LISTS files)
   get_filename_component(name "${f}" NAME_WE)

@@ -9,10 +9,9 @@
 
 #include "io/backoff.hpp"
 #include "lock/acquire_fsm.hpp"
-#include "topology/client_core.hpp"
+#include "lock/lock_host.hpp"
 #include "lock/keys.hpp"
 #include "lock/lock_events.hpp"
-#include "topology/node.hpp"
 #include "warden_scripts.hpp"
 
 namespace warden::detail {
@@ -89,7 +88,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
       if (state->cancelled()) return finish(make_error_code(errc::cancelled), false, lock_->message("cancelled before it started"));
       // The source may be cancelled on any thread: hop to the I/O thread.
       std::weak_ptr<AcquireOp> weak = shared_from_this();
-      ClientCore* client = &this->client();
+      LockHost* client = &this->client();
       cancel_handle_ = state->add([weak, client] {
         client->post([weak] {
           if (auto self = weak.lock()) {
@@ -107,7 +106,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     return std::nullopt;
   }
 
-  ClientCore& client() const { return lock_->client(); }
+  LockHost& client() const { return lock_->client(); }
 
   // The caller's lease, or nullopt for watchdog mode.
   std::optional<std::chrono::milliseconds> lease() const {
@@ -560,7 +559,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   // Ordered largest first, so that padding costs nothing: a parked waiter
   // is mostly this object.
   std::shared_ptr<LockCore> lock_;
-  std::shared_ptr<Node> node_;  // where it joined the waiters; null while it has not
+  std::shared_ptr<ServerLinks> node_;  // where it joined the waiters; null while it has not
   std::shared_ptr<AcquireOp> keep_alive_;  // set while tracked (track_shutdown)
   LockCore::acquire_done done_;
   cancel_token cancel_;
@@ -618,7 +617,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
 
 }  // namespace
 
-LockCore::LockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant)
+LockCore::LockCore(std::shared_ptr<LockHost> client, std::string name, bool reentrant)
     : client_(std::move(client)),
       channel_(keys::lock_channel(name)),
       name_at_(static_cast<std::uint32_t>(keys::lock_channel_name_at(name))),

@@ -1,6 +1,8 @@
 // AcquireFsm: the decisions of one lock acquire.
 #include <gtest/gtest.h>
 
+#include <warden/spin_lock.hpp>
+
 #include <chrono>
 #include <optional>
 
