@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "lock/keys.hpp"
+#include "topology/key_slot.hpp"
 #include "redis_sync.hpp"
 
 namespace warden_bench {

@@ -21,6 +21,7 @@
 
 #include "hiredis_loop.hpp"
 #include "lock/keys.hpp"
+#include "topology/key_slot.hpp"
 #include "lock_kinds.hpp"
 #include "options.hpp"
 #include "records.hpp"

@@ -15,7 +15,7 @@ function(check_delimiter text what)
   endif()
 endfunction()
 
-set(hpp "// Generated from lua/*.lua by cmake/embed_lua.cmake. Do not edit.\n#pragma once\n\n#include <cstddef>\n\n#include \"topology/script.hpp\"\n\nnamespace warden::detail::scripts {\n\n")
+set(hpp "// Generated from lua/*.lua by cmake/embed_lua.cmake. Do not edit.\n#pragma once\n\n#include <cstddef>\n\n#include \"io/script.hpp\"\n\nnamespace warden::detail::scripts {\n\n")
 set(cpp "// Generated from lua/*.lua by cmake/embed_lua.cmake. Do not edit.\n#include \"warden_scripts.hpp\"\n\nnamespace warden::detail::scripts {\n\n")
 
 # The prelude pieces, for the test that checks how each script was assembled.

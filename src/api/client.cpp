@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "api/access.hpp"
-#include "topology/client_core.hpp"
+#include "client/client_core.hpp"
 #include "lock/fair_lock_core.hpp"
 #include "lock/fenced_lock_core.hpp"
 #include "lock/keys.hpp"
@@ -103,7 +103,7 @@ bool Client::close_ms(milliseconds timeout) {
 
 const std::string& Client::id() const noexcept { return core_->id(); }
 
-const Config& Client::config() const noexcept { return core_->config(); }
+const Config& Client::config() const noexcept { return core_->client_config(); }
 
 namespace {
 

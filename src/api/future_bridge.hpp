@@ -12,7 +12,7 @@
 
 #include <warden/error.hpp>
 
-#include "topology/client_core.hpp"
+#include "client/client_core.hpp"
 #include "lock/lock_core.hpp"
 
 namespace warden::detail {
@@ -47,7 +47,7 @@ std::future<T> submit(const std::shared_ptr<LockCore>& core, Op op) {
 // Inside the CallerWaits scope of a call that just started its operation:
 // the caller may read the answer to `future` itself (EventLoop::lead_until).
 template <class T>
-void lead_until_ready(EventLoop& loop, const std::future<T>& future) {
+void lead_until_ready(HostLoop& loop, const std::future<T>& future) {
   loop.lead_until([&future] { return future.wait_for(std::chrono::seconds(0)) == std::future_status::ready; });
 }
 

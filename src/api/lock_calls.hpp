@@ -26,7 +26,7 @@
 #include "lock/acquire_claim.hpp"
 #include "lock/limits.hpp"
 #include "lock/lock_core.hpp"
-#include "topology/client_core.hpp"
+#include "client/client_core.hpp"
 
 namespace warden::detail::calls {
 
@@ -181,7 +181,7 @@ struct Promised {
 // `wait_on`: the caller waits for the outcome at once, and may read its
 // answer itself on that loop.
 template <class T, class V = T, class Start>
-std::future<T> as_future(const Start& start, detail::EventLoop* wait_on = nullptr) {
+std::future<T> as_future(const Start& start, detail::HostLoop* wait_on = nullptr) {
   Promised<T> promised;
   auto future = promised.future();
   // Only a promise hears the outcome: the operation may start on this thread.
@@ -198,7 +198,7 @@ std::future<T> as_future(const Start& start, detail::EventLoop* wait_on = nullpt
 template <class T, class V = T>
 auto as_callback(const std::shared_ptr<LockCore>& core, completion<T> done) {
   // A moved-from handle has no client: its failure is only the callback's.
-  ClientCore* client = core ? &core->client() : nullptr;
+  LockHost* client = core ? &core->client() : nullptr;
   return [client, done = std::move(done)](Outcome<V> outcome) {
     if (outcome.error && client) client->log(log_level::debug, outcome.message);
     auto log = [client](log_level level, const std::string& text) {

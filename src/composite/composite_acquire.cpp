@@ -12,7 +12,7 @@
 #include "composite/fan_out.hpp"
 #include "composite/round.hpp"
 #include "io/backoff.hpp"
-#include "topology/client_core.hpp"
+#include "lock/lock_host.hpp"
 
 namespace warden::detail {
 

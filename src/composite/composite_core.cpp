@@ -11,8 +11,7 @@
 #include "composite/fan_out.hpp"
 #include "lock/limits.hpp"
 #include "lock/validity.hpp"
-#include "topology/client_core.hpp"
-#include "topology/node.hpp"
+#include "lock/lock_host.hpp"
 
 namespace warden::detail {
 

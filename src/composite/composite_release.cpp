@@ -10,8 +10,7 @@
 #include <utility>
 
 #include "composite/fan_out.hpp"
-#include "topology/client_core.hpp"
-#include "topology/node.hpp"
+#include "lock/lock_host.hpp"
 
 namespace warden::detail {
 

@@ -4,7 +4,7 @@
 
 namespace warden::detail {
 
-void schedule_on(ClientCore& client, std::chrono::milliseconds delay, std::function<void()> fn,
+void schedule_on(LockHost& client, std::chrono::milliseconds delay, std::function<void()> fn,
                  std::function<void()> shut_down) {
   auto once = std::make_shared<std::atomic<bool>>(false);
   auto fail = std::make_shared<std::function<void()>>(std::move(shut_down));

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "topology/client_core.hpp"
+#include "lock/lock_host.hpp"
 #include "lock/lock_core.hpp"
 
 namespace warden::detail {
@@ -93,7 +93,7 @@ inline void run_operation_on(const std::shared_ptr<LockCore>& member, std::funct
 
 // Runs `fn` on `client`'s I/O thread after `delay`; if the client shuts down
 // first (or already has), runs `shut_down` instead. Exactly one of them runs.
-void schedule_on(ClientCore& client, std::chrono::milliseconds delay, std::function<void()> fn,
+void schedule_on(LockHost& client, std::chrono::milliseconds delay, std::function<void()> fn,
                  std::function<void()> shut_down);
 
 // Releases a hold nobody wants any more (taken too late, or by a round that

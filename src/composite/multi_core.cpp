@@ -6,7 +6,7 @@
 
 #include <warden/error.hpp>
 
-#include "topology/client_core.hpp"
+#include "lock/lock_host.hpp"
 
 namespace warden::detail {
 

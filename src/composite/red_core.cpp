@@ -10,7 +10,7 @@
 #include <warden/error.hpp>
 
 #include "composite/fan_out.hpp"
-#include "topology/client_core.hpp"
+#include "lock/lock_host.hpp"
 
 namespace warden::detail {
 

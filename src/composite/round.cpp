@@ -3,8 +3,7 @@
 #include <fmt/format.h>
 
 #include "composite/composite_core.hpp"
-#include "topology/client_core.hpp"
-#include "topology/node.hpp"
+#include "lock/lock_host.hpp"
 
 namespace warden::detail {
 

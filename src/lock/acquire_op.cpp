@@ -24,8 +24,7 @@
 #include "lock/lock_events.hpp"
 #include "lock/lock_random.hpp"
 #include "lock/wake_policy.hpp"
-#include "topology/client_core.hpp"
-#include "topology/node.hpp"
+#include "lock/lock_host.hpp"
 #include "warden_scripts.hpp"
 
 namespace warden::detail {
@@ -77,7 +76,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     if (state && !state->cancelled()) {
       // The source may be cancelled on any thread: hop to the I/O thread.
       std::weak_ptr<AcquireOp> weak = shared_from_this();
-      ClientCore* client = &this->client();
+      LockHost* client = &this->client();
       cancel_handle_ = state->add([weak, client] {
         client->post([weak] {
           if (auto self = weak.lock()) self->feed(machine::cancelled{});
@@ -93,7 +92,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     return std::nullopt;
   }
 
-  ClientCore& client() const { return lock_->client(); }
+  LockHost& client() const { return lock_->client(); }
 
   // The caller's lease, or nullopt for watchdog mode.
   std::optional<std::chrono::milliseconds> lease() const {
@@ -510,7 +509,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   // Ordered largest first, so that padding costs nothing: a parked waiter
   // is mostly this object.
   std::shared_ptr<LockCore> lock_;
-  std::shared_ptr<Node> node_;  // where it joined the waiters; null while it has not
+  std::shared_ptr<ServerLinks> node_;  // where it joined the waiters; null while it has not
   std::shared_ptr<AcquireOp> keep_alive_;  // set while tracked (track_shutdown)
   LockCore::acquire_done done_;
   cancel_token cancel_;

@@ -1,6 +1,6 @@
 #include "lock/fair_lock_core.hpp"
 
-#include "topology/client_core.hpp"
+#include "lock/lock_host.hpp"
 #include "lock/keys.hpp"
 #include "warden_scripts.hpp"
 
@@ -11,7 +11,7 @@ constexpr const char* wake_message = "0";
 
 }  // namespace
 
-FairLockCore::FairLockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant)
+FairLockCore::FairLockCore(std::shared_ptr<LockHost> client, std::string name, bool reentrant)
     : LockCore(std::move(client), std::move(name), reentrant),
       queue_(keys::fair_queue(this->name())),
       timeouts_(keys::fair_timeouts(this->name())) {}

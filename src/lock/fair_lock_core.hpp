@@ -16,7 +16,7 @@ namespace warden::detail {
 class FairLockCore final : public LockCore {
  public:
   // `reentrant` false: the non-re-entrant fair lock (see LockCore).
-  FairLockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant = true);
+  FairLockCore(std::shared_ptr<LockHost> client, std::string name, bool reentrant = true);
 
   ScriptCall acquire_call(thread_id owner, milliseconds lease) const override;
   ScriptCall try_acquire_call(thread_id owner, milliseconds lease) const override;

@@ -8,8 +8,7 @@
 #include <warden/error.hpp>
 
 #include "lock/keys.hpp"
-#include "topology/client_core.hpp"
-#include "topology/node.hpp"
+#include "lock/lock_host.hpp"
 #include "warden_scripts.hpp"
 
 namespace warden::detail {
@@ -32,7 +31,7 @@ bool two_integers(const Reply& reply) {
 
 }  // namespace
 
-FencedLockCore::FencedLockCore(std::shared_ptr<ClientCore> client, std::string name)
+FencedLockCore::FencedLockCore(std::shared_ptr<LockHost> client, std::string name)
     : LockCore(std::move(client), std::move(name)), token_key_(keys::fenced_token(this->name())) {}
 
 ScriptCall FencedLockCore::acquire_call(thread_id owner, milliseconds lease) const {

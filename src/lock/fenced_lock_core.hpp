@@ -15,7 +15,7 @@ namespace warden::detail {
 
 class FencedLockCore final : public LockCore {
  public:
-  FencedLockCore(std::shared_ptr<ClientCore> client, std::string name);
+  FencedLockCore(std::shared_ptr<LockHost> client, std::string name);
 
   // Replies {-1, token} (acquired) or {pttl, -1}.
   ScriptCall acquire_call(thread_id owner, milliseconds lease) const override;

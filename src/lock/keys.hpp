@@ -57,7 +57,4 @@ std::string rwlock_channel(std::string_view name);
 // hold n of that reader is "<prefix>:<n>".
 std::string rwlock_timeout_prefix(std::string_view name, std::string_view owner);
 
-// The Redis Cluster slot of a key (CRC16/XMODEM of its hash tag, mod 16384).
-std::uint16_t slot(std::string_view key);
-
 }  // namespace warden::detail::keys

@@ -6,15 +6,14 @@
 
 #include <warden/error.hpp>
 
-#include "topology/client_core.hpp"
+#include "lock/lock_host.hpp"
 #include "lock/keys.hpp"
 #include "lock/lock_events.hpp"
-#include "topology/node.hpp"
 #include "warden_scripts.hpp"
 
 namespace warden::detail {
 
-LockCore::LockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant)
+LockCore::LockCore(std::shared_ptr<LockHost> client, std::string name, bool reentrant)
     : client_(std::move(client)),
       channel_(keys::lock_channel(name)),
       name_at_(static_cast<std::uint32_t>(keys::lock_channel_name_at(name))),

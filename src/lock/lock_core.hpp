@@ -19,16 +19,15 @@
 #include <warden/cancel.hpp>
 #include <warden/lock_lost.hpp>
 #include <warden/observer.hpp>
-#include <warden/spin_lock.hpp>
 
-#include "lock/lost_listeners.hpp"
 #include "io/reply.hpp"
 #include "io/shared_text.hpp"
+#include "lock/lost_listeners.hpp"
+#include "lock/spin_delays.hpp"
 
 namespace warden::detail {
 
-class ClientCore;
-class Node;
+class LockHost;
 struct Script;
 
 // What the queries of a lock read in one step (lua/lock_inspect.lua).
@@ -82,7 +81,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
   // `reentrant` false: a second acquire by the owner holding the lock fails
   // at once with errc::would_deadlock instead of nesting.
-  LockCore(std::shared_ptr<ClientCore> client, std::string name, bool reentrant = true);
+  LockCore(std::shared_ptr<LockHost> client, std::string name, bool reentrant = true);
   virtual ~LockCore();
   // Called once by ClientCore::lock_core, which registered this core under
   // `kind` (a string it keeps): the core leaves the registry when destroyed.
@@ -98,8 +97,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // The name and the channel as a script's KEYS entries.
   std::string name_key() const { return std::string(name()); }
   std::string channel_key() const { return std::string(channel()); }
-  ClientCore& client() const { return *client_; }
-  const std::shared_ptr<ClientCore>& client_ptr() const { return client_; }
+  LockHost& client() const { return *client_; }
+  const std::shared_ptr<LockHost>& client_ptr() const { return client_; }
 
   // Waits up to `wait` (nullopt: for ever) for the lock on behalf of `owner`.
   // `lease` nullopt: watchdog mode.
@@ -159,7 +158,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   virtual std::optional<SettleAnswer> read_settle(const Reply& reply, bool keep) const;
   // A waiter that polls instead of subscribing (SpinLock): its back-off.
   // nullptr: waiters subscribe to wait_channel().
-  virtual const SpinBackoff* polling() const { return nullptr; }
+  virtual const PollBackoff* polling() const { return nullptr; }
   // The hash field holding `owner`'s count (read-back, hold_count, is_held).
   std::string owner_field(thread_id owner) const {
     std::string field;
@@ -220,7 +219,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
  private:
   void send_release(thread_id owner, std::chrono::steady_clock::time_point deadline, release_done done);
 
-  std::shared_ptr<ClientCore> client_;
+  std::shared_ptr<LockHost> client_;
   SharedText channel_;     // redisson_lock__channel:{NAME}, the name inside
   std::uint32_t name_at_;  // where the name lies in channel_
   std::uint32_t name_size_;

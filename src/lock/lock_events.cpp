@@ -3,7 +3,7 @@
 #include <warden/error.hpp>
 
 #include "lock/lock_core.hpp"
-#include "topology/client_core.hpp"
+#include "lock/lock_host.hpp"
 
 namespace warden::detail {
 

@@ -1,6 +1,6 @@
 #include "lock/read_write_lock_core.hpp"
 
-#include "topology/client_core.hpp"
+#include "lock/lock_host.hpp"
 #include "lock/keys.hpp"
 #include "warden_scripts.hpp"
 
@@ -14,7 +14,7 @@ constexpr const char* write_unlock_message = "1";
 
 }  // namespace
 
-ReadWriteLockCore::ReadWriteLockCore(std::shared_ptr<ClientCore> client, std::string name)
+ReadWriteLockCore::ReadWriteLockCore(std::shared_ptr<LockHost> client, std::string name)
     : LockCore(std::move(client), std::move(name)),
       tagged_(keys::tagged(this->name())),
       rw_channel_(keys::rwlock_channel(this->name())) {}

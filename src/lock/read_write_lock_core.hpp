@@ -16,7 +16,7 @@ namespace warden::detail {
 // Shared by the two halves: the keys and the batched renewal.
 class ReadWriteLockCore : public LockCore {
  public:
-  ReadWriteLockCore(std::shared_ptr<ClientCore> client, std::string name);
+  ReadWriteLockCore(std::shared_ptr<LockHost> client, std::string name);
 
   std::string wait_channel(thread_id owner) const override;
   const Script& renew_script() const override;

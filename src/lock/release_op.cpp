@@ -11,7 +11,7 @@
 #include "lock/lock_events.hpp"
 #include "lock/lock_random.hpp"
 #include "lock/release_machine.hpp"
-#include "topology/client_core.hpp"
+#include "lock/lock_host.hpp"
 #include "warden_scripts.hpp"
 
 namespace warden::detail {

@@ -14,7 +14,7 @@ constexpr int largest_multiplier = 1000;
 
 }  // namespace
 
-std::optional<std::string> spin_backoff_problem(const SpinBackoff& backoff) {
+std::optional<std::string> spin_backoff_problem(const PollBackoff& backoff) {
   auto out_of = [](const char* field, std::chrono::milliseconds value, std::chrono::milliseconds low) {
     return fmt::format("SpinBackoff::{} must be {} ms to {} ms, got {} ms", field, low.count(), longest_delay.count(),
                        value.count());
@@ -35,7 +35,7 @@ std::optional<std::string> spin_backoff_problem(const SpinBackoff& backoff) {
   return std::nullopt;
 }
 
-SpinDelays::SpinDelays(const SpinBackoff& backoff, std::uint64_t seed)
+SpinDelays::SpinDelays(const PollBackoff& backoff, std::uint64_t seed)
     : backoff_(backoff), base_(backoff.initial_delay), random_(seed) {}
 
 std::chrono::milliseconds SpinDelays::next() {

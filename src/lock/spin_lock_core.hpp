@@ -6,26 +6,25 @@
 #include <memory>
 #include <string>
 
-#include <warden/spin_lock.hpp>
-
 #include "lock/lock_core.hpp"
+#include "lock/spin_delays.hpp"
 
 namespace warden::detail {
 
 class SpinLockCore final : public LockCore {
  public:
   // `backoff` must be valid (spin_backoff_problem).
-  SpinLockCore(std::shared_ptr<ClientCore> client, std::string name, const SpinBackoff& backoff)
+  SpinLockCore(std::shared_ptr<LockHost> client, std::string name, const PollBackoff& backoff)
       : LockCore(std::move(client), std::move(name)), backoff_(backoff) {}
 
-  const SpinBackoff* polling() const override { return &backoff_; }
+  const PollBackoff* polling() const override { return &backoff_; }
   lock_kind kind() const override { return lock_kind::spin; }
 
  protected:
   const char* unlock_message() const override { return ""; }
 
  private:
-  SpinBackoff backoff_;
+  PollBackoff backoff_;
 };
 
 }  // namespace warden::detail

@@ -7,8 +7,8 @@
 #include <warden/error.hpp>
 
 #include "lock/lock_core.hpp"
-#include "topology/client_core.hpp"
-#include "topology/script.hpp"
+#include "lock/lock_host.hpp"
+#include "io/script.hpp"
 
 namespace warden::detail {
 
@@ -41,7 +41,7 @@ void prefetch(const std::vector<HoldBook::Due>& due) {
 
 }  // namespace
 
-Watchdog::Watchdog(ClientCore& client, HoldBook& book)
+Watchdog::Watchdog(LockHost& client, HoldBook& book)
     : client_(client),
       book_(book),
       batch_size_(static_cast<std::size_t>(std::max(client.config().lock_watchdog_batch_size, 1))) {

@@ -20,17 +20,17 @@
 
 #include "io/timer_queue.hpp"
 #include "lock/hold_book.hpp"
-#include "topology/command.hpp"
+#include "io/command.hpp"
 
 namespace warden::detail {
 
-class ClientCore;
+class LockHost;
 struct Script;
 
 class Watchdog final : private HoldBook::Keeper {
  public:
   // Becomes `book`'s keeper.
-  Watchdog(ClientCore& client, HoldBook& book);
+  Watchdog(LockHost& client, HoldBook& book);
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
@@ -77,7 +77,7 @@ class Watchdog final : private HoldBook::Keeper {
   void report(const std::string& node, std::size_t count, clock::time_point sent, std::error_code error,
               const std::vector<long long>& results, const std::string& unsynced) const;
 
-  ClientCore& client_;
+  LockHost& client_;
   HoldBook& book_;
   const std::size_t batch_size_;  // Config::lock_watchdog_batch_size
   std::vector<HoldBook::Due> due_;  // what one tick took from the book; kept for the next tick

@@ -9,7 +9,7 @@
 
 #include <warden/error.hpp>
 
-#include "lock/keys.hpp"
+#include "topology/key_slot.hpp"
 
 namespace warden::detail {
 namespace {

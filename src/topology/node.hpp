@@ -11,16 +11,17 @@
 #include "io/backoff.hpp"
 #include "io/connection.hpp"
 #include "io/pubsub.hpp"
-#include "topology/command.hpp"
+#include "io/server_links.hpp"
+#include "io/command.hpp"
 #include "topology/node_address.hpp"
 #include "topology/replica_sync.hpp"
-#include "topology/script.hpp"
+#include "io/script.hpp"
 
 namespace warden::detail {
 
 class SyncedWrites;
 
-class Node {
+class Node final : public ServerLinks {
  public:
   // `replicas` on: lock writes sent with a replica_wait go on synced
   // connections and are followed by WAIT (see SyncedWrites).
@@ -30,14 +31,14 @@ class Node {
   Node& operator=(const Node&) = delete;
 
   const std::string& server() const { return commands_.server(); }
-  Connection& commands() { return commands_; }
+  Connection& commands() override { return commands_; }
 
   // The subscriber connection, made on first use (and started with the
   // node). `set_sharded` before that chooses SSUBSCRIBE over SUBSCRIBE.
-  PubSub& pubsub();
+  PubSub& pubsub() override;
   // Whether `channel` is confirmed subscribed on the subscriber connection;
   // false (and none is made) when the node has none yet.
-  bool subscribed(std::string_view channel) const { return pubsub_ && pubsub_->subscribed(channel); }
+  bool subscribed(std::string_view channel) const override { return pubsub_ && pubsub_->subscribed(channel); }
   void set_sharded(bool sharded) { sharded_ = sharded; }
 
   // Starts the command connection, and the subscriber connection too when

@@ -11,9 +11,9 @@
 
 #include "io/connection.hpp"
 #include "io/event_loop.hpp"
-#include "topology/command.hpp"
+#include "io/command.hpp"
 #include "topology/node.hpp"
-#include "topology/script.hpp"
+#include "io/script.hpp"
 
 namespace warden::detail {
 

@@ -9,16 +9,10 @@
 
 #include <warden/config.hpp>
 
+#include "io/command.hpp"
 #include "io/reply.hpp"
 
 namespace warden::detail {
-
-// Whether a command is a lock write that waits for replicas.
-enum class replica_wait {
-  none,  // not a lock write (or one whose loss costs nothing: a take-back)
-  hold,  // takes or re-enters a hold: refused unsent while the master has too few replicas attached
-  keep,  // renews or releases a hold: always sent; a shortfall is reported, not failed
-};
 
 struct ReplicaPolicy {
   replica_sync_mode mode = replica_sync_mode::off;  // never automatic

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "io/connection.hpp"
-#include "topology/command.hpp"
+#include "io/command.hpp"
 #include "topology/replica_sync.hpp"
 
 namespace warden::detail {

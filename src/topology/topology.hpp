@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "io/connection.hpp"
-#include "topology/command.hpp"
+#include "io/command.hpp"
 #include "topology/replica_sync.hpp"
-#include "topology/script.hpp"
+#include "io/script.hpp"
 
 namespace warden::detail {
 

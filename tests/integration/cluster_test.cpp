@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "lock/keys.hpp"
+#include "topology/key_slot.hpp"
 #include "message_recorder.hpp"
 #include "redis_cluster.hpp"
 #include "redis_probe.hpp"

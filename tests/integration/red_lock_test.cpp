@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "api/access.hpp"
-#include "topology/client_core.hpp"
+#include "client/client_core.hpp"
 #include "lock/lock_core.hpp"
 #include "redis_probe.hpp"
 #include "test_env.hpp"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "redis_probe.hpp"
-#include "topology/script.hpp"
+#include "io/script.hpp"
 #include "test_env.hpp"
 
 namespace warden::test {

@@ -5,6 +5,8 @@
 // whole acquires to each way they end.
 #include <gtest/gtest.h>
 
+#include <warden/spin_lock.hpp>
+
 #include <chrono>
 #include <optional>
 #include <variant>

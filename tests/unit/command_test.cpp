@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "io/link_protocol.hpp"
-#include "topology/command.hpp"
+#include "io/command.hpp"
 
 namespace {
 

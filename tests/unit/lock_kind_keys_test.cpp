@@ -4,6 +4,7 @@
 #include <string>
 
 #include "lock/keys.hpp"
+#include "topology/key_slot.hpp"
 
 namespace keys = warden::detail::keys;
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "lock/keys.hpp"
+#include "topology/key_slot.hpp"
 #include "topology/slot_map.hpp"
 
 namespace {

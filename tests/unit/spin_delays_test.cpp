@@ -2,6 +2,8 @@
 // checks of a SpinBackoff.
 #include <gtest/gtest.h>
 
+#include <warden/spin_lock.hpp>
+
 #include <chrono>
 #include <set>
 

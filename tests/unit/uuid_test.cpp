@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "topology/client_core.hpp"
+#include "client/client_core.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <warden/error.hpp>
 
 #include "api/access.hpp"
-#include "topology/client_core.hpp"
+#include "client/client_core.hpp"
 #include "topology/node.hpp"
 
 namespace warden::inspect {
@@ -82,7 +82,7 @@ std::vector<detail::Reply> Session::run(std::vector<std::vector<std::string>> co
   if (commands.empty()) return {};
   auto deadline = detail::clock::now() + client_.config().command_timeout;
   bool posted = core->post([core, batch, commands = std::move(commands), deadline, route_key]() mutable {
-    auto node = core->topology().node_for(route_key);
+    auto node = core->router().node_for(route_key);
     if (!node) {
       detail::Response none{make_error_code(errc::routing_failed), {}};
       none.detail = "no node is known to serve " + core->topology().describe(route_key);

@@ -1,5 +1,6 @@
-// The shared state of a Client: I/O thread, nodes, the book of holds and its
-// watchdog, lock cores.
+// The shared state of a Client, and the composition root: it builds the I/O
+// thread, the topology, the book of holds and its watchdog, and keeps the
+// registry of lock cores; it is the LockHost the lock cores run in.
 #pragma once
 
 #include <atomic>
@@ -19,43 +20,20 @@
 #include <warden/thread_id.hpp>
 
 #include "io/event_loop.hpp"
+#include "lock/hold_book.hpp"
+#include "lock/lock_host.hpp"
+#include "lock/watchdog.hpp"
 #include "topology/node.hpp"
 #include "topology/topology.hpp"
-#include "lock/hold_book.hpp"
-#include "lock/watchdog.hpp"
 
 namespace warden::detail {
 
 class LockCore;
 
-// An operation that may wait with no command in flight (an acquire parked on
-// pub/sub or on its timer): the Client's shutdown fails it. It is linked
-// into the client's list while tracked, so tracking allocates nothing; a
-// crowd of parked waiters costs no table entry or callback each.
-class ShutdownHook {
- public:
-  ShutdownHook() = default;
-  ShutdownHook(const ShutdownHook&) = delete;
-  ShutdownHook& operator=(const ShutdownHook&) = delete;
-
-  bool tracked() const { return next_ != nullptr; }
-
- protected:
-  virtual ~ShutdownHook() = default;
-
- private:
-  friend class ClientCore;
-  // Runs on the I/O thread during shutdown, once untracked.
-  virtual void on_shutdown() = 0;
-
-  ShutdownHook* prev_ = nullptr;
-  ShutdownHook* next_ = nullptr;  // null: not tracked
-};
-
-class ClientCore : public std::enable_shared_from_this<ClientCore> {
+class ClientCore final : public LockHost, public std::enable_shared_from_this<ClientCore> {
  public:
   explicit ClientCore(Config config);
-  ~ClientCore();
+  ~ClientCore() override;
 
   // Fails pending calls with errc::shut_down, closes connections, joins the
   // I/O thread. Called by ~Client and Client::close (the first call does
@@ -79,57 +57,40 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   // shut down already.
   bool release_all(std::function<void(bool all)> done);
 
-  const Config& config() const { return config_; }
-  const std::string& id() const { return id_; }
-  // "<client id>:<thread>", the owner field of the lock hashes. Built often
-  // (every call, every renewal): into a reused buffer, or in one allocation.
-  void write_owner(thread_id thread, std::string& out) const {
-    char digits[20];
-    auto end = std::to_chars(digits, digits + sizeof digits, thread).ptr;
-    out.reserve(id_.size() + 1 + static_cast<std::size_t>(end - digits));
-    out.assign(id_);
-    out += ':';
-    out.append(digits, end);
-  }
-  std::string owner(thread_id thread) const {
-    std::string out;
-    write_owner(thread, out);
-    return out;
-  }
+  // The whole configuration (LockHost::config() has what lock code reads).
+  const Config& client_config() const { return config_; }
 
-  EventLoop& loop() { return loop_; }
+  // The I/O thread itself (what the host's loop() offers lock code is a view of it).
+  EventLoop& event_loop() { return loop_; }
+  HostLoop& loop() override { return loop_view_; }
   // Which holds this client has (any thread may query it).
-  HoldBook& holds() { return holds_; }
+  HoldBook& holds() override { return holds_; }
 
   // Runs `task` on the I/O thread; false (task dropped) once shut down.
-  bool post(std::function<void()> task) { return loop_.post(std::move(task)); }
+  bool post(std::function<void()> task) override { return loop_.post(std::move(task)); }
   // The same for a user's new operation, which Client::close refuses from
   // its start: false (task dropped) once closing or shut down. What an
   // operation under way posts for itself uses post().
-  bool post_operation(std::function<void()> task) {
+  bool post_operation(std::function<void()> task) override {
     if (closing_.load(std::memory_order_acquire)) return false;
     return loop_.post(std::move(task));
   }
 
-  // Where commands go (one server or a cluster). Loop thread, except
-  // Topology::label() and Topology::describe().
-  Topology& topology() { return *topology_; }
-  const Topology& topology() const { return *topology_; }
+  // Where commands go (one server or a cluster), as lock code and the
+  // handles ask about it. Loop thread, except label() and describe().
+  HostTopology& topology() override { return topology_view_; }
+  const HostTopology& topology() const { return topology_view_; }
+  // The topology itself (readiness, closing). Loop thread.
+  Topology& router() { return *topology_; }
 
-  // Shorthands of the topology's: routed by the first key.
-  void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
-                  clock::time_point deadline, bool idempotent, Connection::Handler handler,
-                  replica_wait wait = replica_wait::none) {
-    topology_->run_script(Command::evalsha(script, keys, args), keys.empty() ? std::string_view() : keys.front(),
-                          deadline, idempotent, std::move(handler), wait);
-  }
-  // A script call encoded by the caller (the watchdog's renewal batches).
+  // The topology's, routed by the first key.
+  using LockHost::run_script;
   void run_script(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
-                  Connection::Handler handler, replica_wait wait = replica_wait::none) {
+                  reply_handler handler, replica_wait wait = replica_wait::none) override {
     topology_->run_script(std::move(command), route_key, deadline, idempotent, std::move(handler), wait);
   }
   void send(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
-            Connection::Handler handler) {
+            reply_handler handler) override {
     topology_->send(std::move(command), route_key, deadline, idempotent, std::move(handler));
   }
 
@@ -155,32 +116,61 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
     return core;
   }
   // A registered core is being destroyed (any thread).
-  void forget_core(const LockCore& core, std::string_view kind);
+  void forget_core(const LockCore& core, std::string_view kind) override;
   // The core, unless its destruction has begun.
   static std::shared_ptr<LockCore> still_alive(LockCore& core);
 
   // Operations that may wait without a command in flight (an acquire parked on
   // pub/sub) register here so that shutdown can fail them.
-  std::uint64_t track(std::function<void()> fail_with_shutdown);
-  void untrack(std::uint64_t ticket);
+  std::uint64_t track(std::function<void()> fail_with_shutdown) override;
+  void untrack(std::uint64_t ticket) override;
   // The same for an operation that is its own hook (loop thread). Tracking a
   // tracked hook, or untracking one that is not, does nothing.
-  void track(ShutdownHook& hook);
-  void untrack(ShutdownHook& hook);
+  void track(ShutdownHook& hook) override { hooks_.track(hook); }
+  void untrack(ShutdownHook& hook) override { hooks_.untrack(hook); }
 
-  void log(log_level level, const std::string& message) const {
+  void log(log_level level, const std::string& message) const override {
     if (config_.logger) config_.logger(level, message);
   }
 
   // The user's hooks, guarded (what they throw is logged); each may be empty.
   // Loop thread.
-  const Observer& observer() const { return config_.observer; }
+  const Observer& observer() const override { return config_.observer; }
 
  private:
+  // The loop and the topology as lock code sees them: forwarding views.
+  struct LoopView final : HostLoop {
+    explicit LoopView(EventLoop& loop) : loop(loop) {}
+    TimerQueue::id at(clock::time_point when, std::function<void()> fn) override {
+      return loop.at(when, std::move(fn));
+    }
+    TimerQueue::id after(std::chrono::milliseconds delay, std::function<void()> fn) override {
+      return loop.after(delay, std::move(fn));
+    }
+    void cancel(TimerQueue::id timer) override { loop.cancel(timer); }
+    void schedule(Timer& timer, clock::time_point when) override { loop.schedule(timer, when); }
+    void cancel(Timer& timer) override { loop.cancel(timer); }
+    bool in_loop_thread() const override { return loop.in_loop_thread(); }
+    bool led_here() const override { return loop.led_here(); }
+    void lead_until(const std::function<bool()>& done) override { loop.lead_until(done); }
+    EventLoop& loop;
+  };
+  struct TopologyView final : HostTopology {
+    explicit TopologyView(const std::unique_ptr<Topology>& topology) : topology(topology) {}
+    std::shared_ptr<ServerLinks> node_for(std::string_view key) override { return topology->node_for(key); }
+    std::string describe(std::string_view key) const override { return topology->describe(key); }
+    std::string server_of(std::string_view key) override { return topology->server_of(key); }
+    const std::string& label() const override { return topology->label(); }
+    const char* publish_command() const override { return topology->publish_command(); }
+    std::uint32_t group_of(std::string_view key) const override { return topology->group_of(key); }
+    const std::unique_ptr<Topology>& topology;
+  };
+
   Config config_;
-  std::string id_;
   EventLoop loop_;
   std::unique_ptr<Topology> topology_;
+  LoopView loop_view_{loop_};
+  TopologyView topology_view_{topology_};
   HoldBook holds_;
   Watchdog watchdog_;
   // A core's kind and name, viewing the core's own name and kinds_.
@@ -198,12 +188,7 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   std::unordered_map<core_name, LockCore*, core_name_hash> locks_;
   std::set<std::string, std::less<>> kinds_;  // few: one per lock kind and SpinLock back-off
   std::unordered_map<std::uint64_t, std::function<void()>> tracked_;
-  // The tracked hooks: a circular list through this sentinel.
-  struct HookList final : ShutdownHook {
-    ~HookList() override = default;
-    void on_shutdown() override {}
-  };
-  HookList hooks_;  // linked to itself by the constructor
+  ShutdownHooks hooks_;
   std::uint64_t next_ticket_ = 1;
   std::atomic<bool> shut_down_{false};
   std::atomic<bool> closing_{false};  // Client::close began: no new operation
@@ -215,9 +200,6 @@ class ClientCore : public std::enable_shared_from_this<ClientCore> {
   struct ReleaseRound;
   void release_round(std::shared_ptr<ReleaseRound> round);
 };
-
-// "warden: lock 'NAME' on HOST:PORT: WHAT"
-std::string lock_message(std::string_view lock, std::string_view server, std::string_view what);
 
 // A version 4 UUID (RFC 4122, as Java's UUID.randomUUID()): 122 bits from the
 // operating system's random source (getrandom), lower-case hex, 8-4-4-4-12.

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "lock/lock_core.hpp"
-#include "topology/client_core.hpp"
+#include "client/client_core.hpp"
 
 namespace warden::detail {
 

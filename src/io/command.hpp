@@ -15,9 +15,17 @@
 #include <string_view>
 #include <vector>
 
-#include "topology/script.hpp"
+#include "io/script.hpp"
 
 namespace warden::detail {
+
+// Whether a command is a lock write that waits for replicas (Config::replica_sync,
+// applied by the node that sends it).
+enum class replica_wait {
+  none,  // not a lock write (or one whose loss costs nothing: a take-back)
+  hold,  // takes or re-enters a hold: refused unsent while the master has too few replicas attached
+  keep,  // renews or releases a hold: always sent; a shortfall is reported, not failed
+};
 
 // Appends `value` as one RESP bulk string ("$<length>\r\n<value>\r\n").
 void append_bulk(std::string& out, std::string_view value);

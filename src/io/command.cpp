@@ -1,4 +1,4 @@
-#include "topology/command.hpp"
+#include "io/command.hpp"
 
 #include <charconv>
 

@@ -1,4 +1,4 @@
-#include "topology/client_core.hpp"
+#include "client/client_core.hpp"
 
 #include <fmt/format.h>
 
@@ -124,18 +124,29 @@ std::string random_uuid() {
   return out;
 }
 
-std::string lock_message(std::string_view lock, std::string_view server, std::string_view what) {
-  return fmt::format("warden: lock '{}' on {}: {}", lock, server, what);
+namespace {
+
+LockSettings lock_settings(const Config& config) {
+  LockSettings settings;
+  settings.command_timeout = config.command_timeout;
+  settings.retry_attempts = config.retry_attempts;
+  settings.retry_backoff_min = config.retry_backoff_min;
+  settings.retry_backoff_max = config.retry_backoff_max;
+  settings.lock_watchdog_timeout = config.lock_watchdog_timeout;
+  settings.lock_watchdog_batch_size = config.lock_watchdog_batch_size;
+  settings.fair_lock_wait_timeout = config.fair_lock_wait_timeout;
+  return settings;
 }
 
+}  // namespace
+
 ClientCore::ClientCore(Config config)
-    : config_(with_guarded_hooks(std::move(config))), id_(random_uuid()),
+    : LockHost(random_uuid(), lock_settings(config)),
+      config_(with_guarded_hooks(std::move(config))),
       holds_(config_.lock_watchdog_timeout),
       watchdog_(*this, holds_) {
-  ShutdownHook& head = hooks_;
-  head.prev_ = head.next_ = &head;
   if (!config_.sentinel.sentinels.empty()) {
-    auto master = connection_options(config_, id_);
+    auto master = connection_options(config_, id());
     master.tls_server_name = config_.tls.server_name;  // each server's own host unless configured
     auto sentinel = master;
     sentinel.username = config_.sentinel.username;
@@ -145,10 +156,10 @@ ClientCore::ClientCore(Config config)
                                            replica_policy(config_.replica_sync, true), config_.sentinel,
                                            config_.command_timeout);
   } else if (config_.cluster.seeds.empty()) {
-    topology_ = std::make_unique<SingleServer>(loop_, connection_options(config_, id_),
+    topology_ = std::make_unique<SingleServer>(loop_, connection_options(config_, id()),
                                                replica_policy(config_.replica_sync, false));
   } else {
-    auto options = connection_options(config_, id_);
+    auto options = connection_options(config_, id());
     // Each node's own host, unless one name was configured for all.
     options.tls_server_name = config_.tls.server_name;
     topology_ = std::make_unique<Cluster>(loop_, std::move(options), replica_policy(config_.replica_sync, true),
@@ -157,10 +168,7 @@ ClientCore::ClientCore(Config config)
   // Nothing in flight and no acquire waiting: the I/O thread may stop
   // watching the sockets, and a lone blocking caller waits for its own
   // answer (EventLoop::lead_until).
-  loop_.set_idle_probe([this] {
-    const ShutdownHook& head = hooks_;
-    return head.next_ == &head && tracked_.empty() && topology_->idle();
-  });
+  loop_.set_idle_probe([this] { return hooks_.empty() && tracked_.empty() && topology_->idle(); });
   loop_.post([this] { topology_->start(); });
 }
 
@@ -181,15 +189,9 @@ void ClientCore::fail_waiters() {
   auto tracked = std::move(tracked_);
   tracked_.clear();
   for (auto& [ticket, fail] : tracked) fail();
-  // One at a time off the front: failing one may make others leave (or,
-  // woken, park again: they are failed too rather than left to timers
-  // that die with the loop).
-  ShutdownHook& head = hooks_;
-  while (head.next_ != &head) {
-    ShutdownHook* hook = head.next_;
-    untrack(*hook);
-    hook->on_shutdown();
-  }
+  // Woken waiters that park again are failed too rather than left to
+  // timers that die with the loop.
+  hooks_.fail_all();
 }
 
 std::shared_ptr<LockCore> ClientCore::still_alive(LockCore& core) { return core.weak_from_this().lock(); }
@@ -208,22 +210,6 @@ std::uint64_t ClientCore::track(std::function<void()> fail_with_shutdown) {
   auto ticket = next_ticket_++;
   tracked_.emplace(ticket, std::move(fail_with_shutdown));
   return ticket;
-}
-
-void ClientCore::track(ShutdownHook& hook) {
-  if (hook.tracked()) return;
-  ShutdownHook& head = hooks_;
-  hook.next_ = &head;
-  hook.prev_ = head.prev_;
-  head.prev_->next_ = &hook;
-  head.prev_ = &hook;
-}
-
-void ClientCore::untrack(ShutdownHook& hook) {
-  if (!hook.tracked()) return;
-  hook.prev_->next_ = hook.next_;
-  hook.next_->prev_ = hook.prev_;
-  hook.prev_ = hook.next_ = nullptr;
 }
 
 void ClientCore::untrack(std::uint64_t ticket) {

@@ -1,0 +1,124 @@
+// The watchdog against a fake host (no loop thread, no server): it renews
+// every watchdog-mode hold each third of the lease, stops renewing a hold
+// once it is released, and reports a hold the server no longer has as lost.
+#include <gtest/gtest.h>
+
+#include <warden/error.hpp>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "fake_host.hpp"
+#include "lock/lock_core.hpp"
+
+namespace warden::detail {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeHost;
+using testing::sends_argument;
+
+constexpr thread_id owner = 7;
+
+// A 300 ms lease: renewed every 100 ms.
+LockSettings short_lease() {
+  LockSettings settings;
+  settings.lock_watchdog_timeout = 300ms;
+  return settings;
+}
+
+// What the renew script answers for each hold of a batch: 1 renewed, 0 gone.
+Reply renew_answer(std::size_t holds, long long each) {
+  Reply reply;
+  reply.type = Reply::kind::array;
+  for (std::size_t i = 0; i < holds; ++i) reply.elements.push_back(Reply::make_integer(each));
+  return reply;
+}
+
+// Answers every renewal as it is sent: each hold of the batch (of locks "a"
+// and "b") still held.
+std::function<void()> keep_renewing(FakeHost& host) {
+  return [&host] {
+    while (!host.sent().empty()) {
+      auto& sent = host.sent().front();
+      std::size_t keys = 0;
+      for (const char* name : {"a", "b"}) keys += sends_argument(sent.command, name) ? 1 : 0;
+      host.answer(renew_answer(keys, 1));
+    }
+  };
+}
+
+TEST(Watchdog, RenewsEveryHoldEachThirdOfTheLease) {
+  auto host = std::make_shared<FakeHost>(short_lease());
+  auto a = std::make_shared<LockCore>(host, "a");
+  auto b = std::make_shared<LockCore>(host, "b");
+  const auto taken = clock::now();
+  host->holds().acquired(a, owner, std::nullopt, taken);
+  host->holds().acquired(b, owner, std::nullopt, taken);
+
+  host->run_for(1'050ms, keep_renewing(*host));
+
+  const auto& renewals = host->history();
+  ASSERT_GE(renewals.size(), 5u) << "a renewal every 100 ms for a second";
+  EXPECT_LE(renewals.size(), 10u) << "never more often than every 100 ms";
+  for (std::size_t k = 0; k < renewals.size(); ++k) {
+    const auto& renewal = renewals[k];
+    EXPECT_EQ(renewal.script(), "lock_renew");
+    // Both holds in one call, each named by its key.
+    EXPECT_TRUE(sends_argument(renewal.command, "a"));
+    EXPECT_TRUE(sends_argument(renewal.command, "b"));
+    // The k-th renewal is due k+1 thirds of the lease after the holds were
+    // taken (a late one does not move the next: the schedule does not
+    // drift), and never goes earlier than that, up to the renewal wheel's
+    // resolution (a 512th of the period).
+    auto since = std::chrono::duration_cast<std::chrono::microseconds>(renewal.at - taken);
+    EXPECT_GE(since.count(), (static_cast<long long>(k) + 1) * 100'000 - 1'000) << "renewal " << k;
+  }
+  EXPECT_EQ(host->holds().count(*a, owner), 1);
+  EXPECT_GT(host->holds().valid_until(*a, owner), clock::now());
+  host->shut_down();
+}
+
+TEST(Watchdog, StopsRenewingAReleasedHold) {
+  auto host = std::make_shared<FakeHost>(short_lease());
+  auto a = std::make_shared<LockCore>(host, "a");
+  host->holds().acquired(a, owner, std::nullopt, clock::now());
+  host->run_for(150ms, keep_renewing(*host));
+  ASSERT_EQ(host->history().size(), 1u) << "renewed once in the first 150 ms";
+
+  // The release: renewal stops before it is sent, and the hold leaves the book.
+  host->holds().releasing(*a, owner);
+  host->holds().released(*a, owner, true);
+  host->run_for(400ms, keep_renewing(*host));
+
+  EXPECT_EQ(host->history().size(), 1u) << "no renewal after the release";
+  EXPECT_EQ(host->holds().count(*a, owner), 0);
+  host->shut_down();
+}
+
+TEST(Watchdog, ReportsAHoldTheServerNoLongerHasAsLost) {
+  auto host = std::make_shared<FakeHost>(short_lease());
+  auto a = std::make_shared<LockCore>(host, "a");
+  std::vector<LockLost> lost;
+  a->add_lost_listener([&lost](const LockLost& event) { lost.push_back(event); });
+  host->holds().acquired(a, owner, std::nullopt, clock::now());
+
+  // The first renewal finds the hold gone (the key expired or was deleted).
+  host->run_for(150ms, [&host] {
+    while (!host->sent().empty()) host->answer(renew_answer(1, 0));
+  });
+
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].lock_name, "a");
+  EXPECT_EQ(lost[0].owner, owner);
+  EXPECT_EQ(lost[0].cause, make_error_code(errc::lease_expired));
+  EXPECT_EQ(host->holds().count(*a, owner), 0);
+  // Nothing more is renewed for it.
+  host->run_for(250ms, keep_renewing(*host));
+  EXPECT_EQ(host->history().size(), 1u);
+  host->shut_down();
+}
+
+}  // namespace
+}  // namespace warden::detail
