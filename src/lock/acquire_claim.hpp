@@ -7,8 +7,6 @@
 #include <memory>
 #include <mutex>
 
-#include <warden/acquire_future.hpp>
-
 namespace warden::detail {
 
 class AcquireClaim {

@@ -9,6 +9,7 @@
 
 #include "io/backoff.hpp"
 #include "lock/acquire_fsm.hpp"
+#include "lock/cancel_state.hpp"
 #include "topology/client_core.hpp"
 #include "lock/keys.hpp"
 #include "lock/lock_events.hpp"
@@ -85,7 +86,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   }
 
   void start() {
-    if (auto& state = cancel_.state()) {
+    if (auto& state = cancel_access::state(cancel_)) {
       if (state->cancelled()) return finish(make_error_code(errc::cancelled), false, lock_->message("cancelled before it started"));
       // The source may be cancelled on any thread: hop to the I/O thread.
       std::weak_ptr<AcquireOp> weak = shared_from_this();
@@ -495,7 +496,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     // its own reference where it reads the op afterwards).
     auto keep = std::move(keep_alive_);
     disarm();
-    if (auto& state = cancel_.state()) state->remove(cancel_handle_);
+    if (auto& state = cancel_access::state(cancel_)) state->remove(cancel_handle_);
     // A waiter that used an unlock message's wake-up and leaves without the
     // lock hands it on, or the others would sleep out the TTL of a free lock.
     leave_waiters(!acquired && woken_);
