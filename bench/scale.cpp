@@ -182,7 +182,7 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
     for (std::size_t i = 0; i < h; ++i) {
       gate.enter();
       handles.push_back(client.get_lock(name_of(i)));
-      handles.back().lock_async(owner, [&gate, &errors, name = std::string_view(handles.back().name())](std::error_code e) {
+      handles.back().lock_async(owner, {}, [&gate, &errors, name = std::string_view(handles.back().name())](std::error_code e) {
         if (e) errors.add(e, std::string(name));
         gate.leave();
       });

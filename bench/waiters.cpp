@@ -158,7 +158,7 @@ void run_cycle(waiters_run& run, const std::string& names, waiters_result& r, st
     for (std::size_t i = 0; i < n; ++i) {
       gate.enter();
       held.push_back(holder->get_lock(name_of(i)));
-      held.back().lock_async(holder_owner, [&gate, &errors, i](std::error_code e) {
+      held.back().lock_async(holder_owner, {}, [&gate, &errors, i](std::error_code e) {
         if (e) errors.add(e, fmt::format("waiters:{}", i));
         gate.leave();
       });
@@ -180,7 +180,7 @@ void run_cycle(waiters_run& run, const std::string& names, waiters_result& r, st
   const std::int64_t park0 = now_ns();
   for (std::size_t i = 0; i < n; ++i) {
     waiters.push_back(client.get_lock(name_of(i)));
-    waiters.back().lock_async(owners[i], [b = book, i](std::error_code e) {
+    waiters.back().lock_async(owners[i], {}, [b = book, i](std::error_code e) {
       b->done_ns[i] = now_ns();
       if (e) {
         b->failed[i] = 1;

@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
     std::thread waiting([&] {
       warden::Lock lock = waiter.get_lock("cancel:report");
       try {
-        lock.lock(source.token());  // would wait as long as the holder keeps it
+        lock.lock(warden::lock_options().with_cancel(source.token()));  // would wait as long as the holder keeps it
         std::cout << "got it (unexpected)\n";
         lock.unlock();
       } catch (const warden::Error& error) {

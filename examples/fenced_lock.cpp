@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
 
     std::thread slow([&] {
       // A fixed 500 ms lease, then a "GC pause" of 1.5 s before the write.
-      std::int64_t token = lock.lock_and_get_token(500ms);
+      std::int64_t token = lock.lock_and_get_token(warden::lock_options().with_lease(500ms));
       say("slow worker holds the lock with token " + std::to_string(token) + ", then stalls for 1.5 s");
       std::this_thread::sleep_for(1500ms);
       bool still_valid = lock.valid_for() > 0ms;

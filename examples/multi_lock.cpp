@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
               << " ms\n";
 
     // A fixed lease: every member gets it once all are held, so they expire together.
-    if (alice_to_bob.try_lock_for(1s, 5s)) {
+    if (alice_to_bob.try_lock(warden::lock_options().with_wait(1s).with_lease(5s))) {
       std::cout << "held with a 5 s lease: alice " << alice.remain_time_to_live().value_or(0ms).count() << " ms, bob "
                 << bob.remain_time_to_live().value_or(0ms).count() << " ms left\n";
       alice_to_bob.unlock();

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     }  // the guard unlocks here; `other` is woken and takes its turn
     other.join();
 
-    if (lock.try_lock_for(1s, 5s)) {  // fixed 5 s lease: no watchdog
+    if (lock.try_lock(warden::lock_options().with_wait(1s).with_lease(5s))) {  // fixed 5 s lease: no watchdog
       std::cout << "locked with a fixed 5 s lease, " << lock.remain_time_to_live().value_or(0ms).count()
                 << " ms left\n";
       lock.unlock();

@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     std::cout << "main also reads (read holds " << read.hold_count() << ", write holds " << write.hold_count()
               << ")\n";
     write.unlock();  // downgrade: still reading, and waiting readers are woken
-    std::cout << "main released the write lock and still reads: " << (read.is_held_by_current_thread() ? "yes" : "no")
+    std::cout << "main released the write lock and still reads: " << (read.is_held() ? "yes" : "no")
               << "\n";
     elsewhere([&] {
       bool shared = read.try_lock();

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
                 << valid.count() << " ms\n";
     }
     std::cout << "still held after 2 s, more than twice the lease: " << std::boolalpha
-              << lock.is_held_by_current_thread() << "\n";
+              << lock.is_held() << "\n";
 
     // Simulate losing the lock: someone deletes the key.
     std::cout << "deleting the key behind the holder's back (force_unlock)\n";

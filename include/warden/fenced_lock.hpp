@@ -13,90 +13,102 @@
 
 #include <warden/acquire_future.hpp>
 #include <warden/cancel.hpp>
-#include <warden/detail/duration.hpp>
+#include <warden/lock_options.hpp>
 #include <warden/lock.hpp>
 
 namespace warden {
 
-// A Lock whose every successful acquire, re-entry included, increments the
-// counter redisson_lock_token:{NAME} and returns the new value: the fencing
-// token of that hold (Redisson's RFencedLock, same keys and replies, so Java
-// and C++ holders draw from one counter).
-//
-// Why: a holder can be paused (GC, swap, SIGSTOP, a frozen VM) or cut off
-// past its lease and wake up still believing it holds the lock, while
-// another holder already has it; after a failover a lock can even be granted
-// twice. Checking valid_until() narrows that window but cannot close it, since
-// the pause can fall between the check and the write. A token closes it where
-// it matters: the holder sends its token with every write, and the protected
-// resource refuses a token that is not higher than the highest it has
-// already accepted. Tokens of later holders are always higher, so a stale
-// holder's write is refused however late it arrives. (Its limits: the
-// resource must do the check, atomically with the write; and a failover or
-// restart that loses the counter's latest increments makes it hand out
-// tokens again, which a strict check refuses — safe, but those holders are
-// refused until the counter passes them: persist the counter's server.
-// See docs/choosing-a-lock.md.)
-//
-// Tokens are strictly increasing across holders and acquires; they are not
-// dense (an acquire whose reply was lost and that is kept draws a second one).
-// The counter has no expiry and warden never deletes it. force_unlock()
-// leaves it as it is.
-//
-// Everything Lock offers works the same way: lock(), try_lock_for() and the
-// rest take holds (and draw tokens) without returning them; token() reads
-// the latest. The token-returning forms:
-class WARDEN_API FencedLock : public Lock {
+namespace detail {
+class FencedLockCore;
+}
+
+/// \brief A Lock whose every successful acquire, re-entry included, increments the
+/// counter redisson_lock_token:{NAME} and returns the new value: the fencing
+/// token of that hold (Redisson's RFencedLock, same keys and replies, so Java
+/// and C++ holders draw from one counter).
+///
+/// Why: a holder can be paused (GC, swap, SIGSTOP, a frozen VM) or cut off
+/// past its lease and wake up still believing it holds the lock, while
+/// another holder already has it; after a failover a lock can even be granted
+/// twice. Checking valid_until() narrows that window but cannot close it, since
+/// the pause can fall between the check and the write. A token closes it where
+/// it matters: the holder sends its token with every write, and the protected
+/// resource refuses a token that is not higher than the highest it has
+/// already accepted. Tokens of later holders are always higher, so a stale
+/// holder's write is refused however late it arrives. (Its limits: the
+/// resource must do the check, atomically with the write; and a failover or
+/// restart that loses the counter's latest increments makes it hand out
+/// tokens again, which a strict check refuses — safe, but those holders are
+/// refused until the counter passes them: persist the counter's server.
+/// See docs/choosing-a-lock.md.)
+///
+/// Tokens are strictly increasing across holders and acquires; they are not
+/// dense (an acquire whose reply was lost and that is kept draws a second one).
+/// The counter has no expiry and warden never deletes it. force_unlock()
+/// leaves it as it is.
+///
+/// Everything Lock offers works the same way (the operations are BasicLock's,
+/// and a FencedLock converts to a Lock): lock(), try_lock() and the rest take
+/// holds (and draw tokens) without returning them; token() reads the latest.
+/// The token-returning forms take the same lock_options as lock() and
+/// try_lock().
+class WARDEN_API FencedLock final : public BasicLock {
  public:
-  // As lock(): waits until held (watchdog-renewed), then returns the token.
-  std::int64_t lock_and_get_token();
-  // As lock(cancel).
-  std::int64_t lock_and_get_token(const cancel_token& cancel);
-  // As lock(lease): a fixed lease (positive, at most ten years).
-  template <class Rep, class Period>
-  std::int64_t lock_and_get_token(const std::chrono::duration<Rep, Period>& lease) {
-    return lock_and_get_token_ms(detail::to_ms(lease));
-  }
+  using token_type = std::int64_t;  ///< A fencing token.
 
-  // As try_lock_for(wait[, lease]): the token when acquired within `wait`
-  // (>= 0; zero: one attempt, no waiting), std::nullopt on time-out.
-  template <class Rep, class Period>
-  std::optional<std::int64_t> try_lock_and_get_token(const std::chrono::duration<Rep, Period>& wait) {
-    return try_lock_and_get_token_ms(detail::to_ms(wait), std::nullopt);
-  }
-  template <class Rep1, class Period1, class Rep2, class Period2>
-  std::optional<std::int64_t> try_lock_and_get_token(const std::chrono::duration<Rep1, Period1>& wait,
-                                                     const std::chrono::duration<Rep2, Period2>& lease) {
-    return try_lock_and_get_token_ms(detail::to_ms(wait), detail::to_ms(lease));
-  }
+  /// \return a Lock handle of this same lock (no token-returning forms).
+  operator Lock() const noexcept;  // NOLINT(google-explicit-constructor): a FencedLock is usable as a Lock
 
-  // The counter's current value (a GET): the token of the latest acquire by
-  // anyone, 0 before the first. Throws errc::wrong_type when the counter key
-  // holds something that is not a token counter.
-  std::int64_t token() const;
+  /// As lock(options): waits until held, then returns the hold's token.
+  /// \param options the lease (unset: watchdog-renewed) and the cancellation; no wait.
+  /// \return the token of the hold taken.
+  token_type lock_and_get_token(const lock_options& options = {});
 
-  // Asynchronous twins, as Lock's (see there for owners, AcquireFuture and
-  // completion callbacks).
-  AcquireFuture<std::int64_t> lock_and_get_token_async(thread_id owner);
-  AcquireFuture<std::int64_t> lock_and_get_token_async(thread_id owner, milliseconds lease);
-  AcquireFuture<std::int64_t> lock_and_get_token_async(thread_id owner, const cancel_token& cancel);
-  void lock_and_get_token_async(thread_id owner, completion<std::int64_t> done);
-  void lock_and_get_token_async(thread_id owner, milliseconds lease, completion<std::int64_t> done);
-  AcquireFuture<std::optional<std::int64_t>> try_lock_and_get_token_async(thread_id owner, milliseconds wait);
-  AcquireFuture<std::optional<std::int64_t>> try_lock_and_get_token_async(thread_id owner, milliseconds wait,
-                                                                         milliseconds lease);
-  void try_lock_and_get_token_async(thread_id owner, milliseconds wait,
-                                    completion<std::optional<std::int64_t>> done);
-  void try_lock_and_get_token_async(thread_id owner, milliseconds wait, milliseconds lease,
-                                    completion<std::optional<std::int64_t>> done);
-  std::future<std::int64_t> token_async() const;
-  void token_async(completion<std::int64_t> done) const;
+  /// As try_lock(options): the token when acquired within the wait.
+  /// \param options the wait (>= 0; unset: one attempt), the lease and the cancellation.
+  /// \return the token of the hold taken, or std::nullopt on time-out.
+  std::optional<token_type> try_lock_and_get_token(const lock_options& options = {});
+
+  /// The counter's current value (a GET). Throws errc::wrong_type when the
+  /// counter key holds something that is not a token counter.
+  /// \return the token of the latest acquire by anyone, 0 before the first.
+  token_type token() const;
+
+  /// lock_and_get_token(options) for `owner`, without blocking (see
+  /// BasicLock::lock_async and AcquireFuture).
+  /// \param owner the thread id that will hold the lock.
+  /// \param options as for lock_and_get_token().
+  /// \return the future of the token.
+  AcquireFuture<token_type> lock_and_get_token_async(thread_id owner, const lock_options& options = {});
+  /// lock_and_get_token(options) for `owner`, reporting to a callback (see completion).
+  /// \param owner the thread id that will hold the lock.
+  /// \param options as for lock_and_get_token().
+  /// \param done called once with the token.
+  void lock_and_get_token_async(thread_id owner, const lock_options& options, completion<token_type> done);
+  /// try_lock_and_get_token(options) for `owner`, without blocking.
+  /// \param owner the thread id that will hold the lock.
+  /// \param options as for try_lock_and_get_token().
+  /// \return the future of the token, std::nullopt on time-out.
+  AcquireFuture<std::optional<token_type>> try_lock_and_get_token_async(thread_id owner,
+                                                                       const lock_options& options = {});
+  /// try_lock_and_get_token(options) for `owner`, reporting to a callback.
+  /// \param owner the thread id that will hold the lock.
+  /// \param options as for try_lock_and_get_token().
+  /// \param done called once with the token, std::nullopt on time-out.
+  void try_lock_and_get_token_async(thread_id owner, const lock_options& options,
+                                    completion<std::optional<token_type>> done);
+  /// token() without blocking.
+  /// \return a future of the counter's current value.
+  std::future<token_type> token_async() const;
+  /// token() reporting to a callback.
+  /// \param done called once with the counter's current value.
+  void token_async(completion<token_type> done) const;
 
  private:
   friend struct detail::access;
-  explicit FencedLock(std::shared_ptr<detail::LockCore> core) noexcept : Lock(std::move(core)) {}
-  std::int64_t lock_and_get_token_ms(milliseconds lease);
-  std::optional<std::int64_t> try_lock_and_get_token_ms(milliseconds wait, std::optional<milliseconds> lease);
+  explicit FencedLock(std::shared_ptr<detail::FencedLockCore> core) noexcept;
+
+  detail::FencedLockCore* fenced_;  // the core BasicLock keeps alive, as its kind
 };
 
 }  // namespace warden

@@ -9,8 +9,10 @@
 
 #include <warden/acquire_future.hpp>
 #include <warden/lock.hpp>
+#include <warden/lock_options.hpp>
 
 #include "api/access.hpp"
+#include "api/lock_calls.hpp"
 #include "composite/composite_core.hpp"
 #include "lock/acquire_claim.hpp"
 #include "lock/lost_listeners.hpp"
@@ -44,12 +46,43 @@ std::future<T> moved_from() {
   return promise.get_future();
 }
 
+// The lock forms wait for ever: a wait in their options is a mistake.
+inline Error wait_refused_error(const CompositeCore& core) {
+  return Error(errc::invalid_argument, core.message(calls::wait_refused));
+}
+
+inline void refuse_wait(const CompositeCore& core, const lock_options& options) {
+  if (options.wait()) throw wait_refused_error(core);
+}
+
+template <class T>
+AcquireFuture<T> refused_future(const CompositeCore& core) {
+  std::promise<T> promise;
+  promise.set_exception(std::make_exception_ptr(wait_refused_error(core)));
+  return access::future<T>(promise.get_future(), nullptr);
+}
+
+// The outcome of a try_lock form for a caller that waits for it (and so
+// collects any hold it takes).
+inline std::future<bool> try_acquire_future(CompositeCore& core, thread_id owner, const lock_options& options) {
+  auto promise = std::make_shared<std::promise<bool>>();
+  auto future = promise->get_future();
+  core.try_acquire(
+      owner, options.wait().value_or(std::chrono::milliseconds{0}), options.lease(),
+      [promise](std::optional<Error> error, bool acquired) {
+        if (error) return promise->set_exception(std::make_exception_ptr(*error));
+        promise->set_value(acquired);
+      },
+      options.cancel());
+  return future;
+}
+
 // T = void: the acquire waits for ever (held or an error); T = bool: false on time-out.
 template <class T>
 AcquireFuture<T> composite_acquire(const std::shared_ptr<CompositeCore>& core, thread_id owner,
                                    std::optional<std::chrono::milliseconds> wait,
                                    std::optional<std::chrono::milliseconds> lease, cancel_token cancel = {}) {
-  if (!core) return AcquireFuture<T>(moved_from<T>(), nullptr);
+  if (!core) return access::future<T>(moved_from<T>(), nullptr);
   auto claim = std::make_shared<AcquireClaim>([core, owner] {
     core->release(owner, [core](std::optional<Error> error) {
       if (error) core->log(log_level::warning, error->what());
@@ -69,7 +102,7 @@ AcquireFuture<T> composite_acquire(const std::shared_ptr<CompositeCore>& core, t
         }
       },
       std::move(cancel));
-  return AcquireFuture<T>(std::move(future), std::move(claim));
+  return access::future<T>(std::move(future), calls::abandon_of(std::move(claim)));
 }
 
 // A user's completion<T> (T = void or bool) as the core's callback.

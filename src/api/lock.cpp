@@ -2,6 +2,7 @@
 // whose outcome goes to a future, a completion callback, or a waiting caller.
 #include <warden/error.hpp>
 #include <warden/lock.hpp>
+#include <warden/lock_options.hpp>
 
 #include <fmt/format.h>
 
@@ -21,12 +22,14 @@ using namespace detail::calls;
 // ---- the operations, each reporting to a sink ----
 
 // value: whether the owner now holds the lock.
-void acquire_held(const std::shared_ptr<LockCore>& core, thread_id owner, std::optional<milliseconds> wait,
-                  std::optional<milliseconds> lease, sink<bool> out, cancel_token cancel = {}) {
-  acquire(
-      core, owner, wait, lease,
-      [out](Outcome<Acquired> outcome) { out(Outcome<bool>{outcome.error, outcome.message, outcome.value.held}); },
-      std::move(cancel));
+auto as_held(sink<bool> out) {
+  return [out = std::move(out)](Outcome<Acquired> outcome) {
+    out(Outcome<bool>{outcome.error, outcome.message, outcome.value.held});
+  };
+}
+
+auto as_done(sink<none> out) {
+  return [out = std::move(out)](Outcome<Acquired> outcome) { out(Outcome<none>{outcome.error, outcome.message, {}}); };
 }
 
 bool held(const Acquired& acquired) { return acquired.held; }
@@ -62,7 +65,7 @@ void inspect(const std::shared_ptr<LockCore>& core, thread_id owner, std::string
 }
 
 void held_by(const std::shared_ptr<LockCore>& core, thread_id owner, sink<bool> out) {
-  inspect<bool>(core, owner, "is_held_by_thread", [](LockCore&, const detail::Inspection& state) { return state.count > 0; },
+  inspect<bool>(core, owner, "is_held", [](LockCore&, const detail::Inspection& state) { return state.count > 0; },
                 std::move(out));
 }
 
@@ -129,179 +132,127 @@ std::error_code release_now(const std::shared_ptr<LockCore>& core, bool wait_on_
 
 }  // namespace
 
-Lock::Lock(std::shared_ptr<detail::LockCore> core) noexcept : core_(std::move(core)) {}
+BasicLock::BasicLock(std::shared_ptr<detail::LockCore> core) noexcept : core_(std::move(core)) {}
 
-const std::string& Lock::name() const noexcept {
+const std::string& BasicLock::name() const noexcept {
   static const std::string none;
   return core_ ? core_->name_string() : none;
 }
 
-void Lock::lock() {
-  wait_blocking<none>(core_, "lock()", [this](sink<none> out) {
-    acquire_held(core_, current_thread_id(), std::nullopt, std::nullopt,
-            [out](Outcome<bool> outcome) { out(Outcome<none>{outcome.error, outcome.message, {}}); });
+void BasicLock::lock(const lock_options& options) {
+  wait_blocking<none>(core_, options.lease() ? "lock(lease)" : "lock()", [this, &options](sink<none> out) {
+    acquire_forever(core_, current_thread_id(), options, as_done(std::move(out)));
   });
 }
 
-void Lock::lock(const cancel_token& cancel) {
-  wait_blocking<none>(core_, "lock(cancel)", [this, &cancel](sink<none> out) {
-    acquire_held(
-        core_, current_thread_id(), std::nullopt, std::nullopt,
-        [out](Outcome<bool> outcome) { out(Outcome<none>{outcome.error, outcome.message, {}}); }, cancel);
+bool BasicLock::try_lock(const lock_options& options) {
+  bool once = options.wait().value_or(milliseconds{0}).count() == 0 && !options.lease();
+  return wait_blocking<bool>(core_, once ? "try_lock()" : "try_lock_for()", [this, &options](sink<bool> out) {
+    try_acquire(core_, current_thread_id(), options, as_held(std::move(out)));
   });
 }
 
-void Lock::lock_with_lease(milliseconds lease) {
-  wait_blocking<none>(core_, "lock(lease)", [this, lease](sink<none> out) {
-    acquire_held(core_, current_thread_id(), std::nullopt, lease,
-            [out](Outcome<bool> outcome) { out(Outcome<none>{outcome.error, outcome.message, {}}); });
-  });
-}
+void BasicLock::unlock() noexcept { (void)release_now(core_, false); }
 
-bool Lock::try_lock() { return try_lock_for_ms(milliseconds{0}, std::nullopt); }
+std::error_code BasicLock::unlock_checked() noexcept { return release_now(core_, true); }
 
-bool Lock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease) {
-  return wait_blocking<bool>(core_, wait.count() == 0 && !lease ? "try_lock()" : "try_lock_for()",
-                             [this, wait, lease](sink<bool> out) {
-                               acquire_held(core_, current_thread_id(), wait, lease, std::move(out));
-                             });
-}
-
-void Lock::unlock() noexcept { (void)release_now(core_, false); }
-
-std::error_code Lock::unlock_checked() noexcept { return release_now(core_, true); }
-
-bool Lock::force_unlock() {
+bool BasicLock::force_unlock() {
   return wait_blocking<bool>(core_, "force_unlock()", [this](sink<bool> out) { force_release(core_, std::move(out)); });
 }
 
-bool Lock::is_locked() const {
+bool BasicLock::is_locked() const {
   return wait_blocking<bool>(core_, "is_locked()", [this](sink<bool> out) { locked(core_, std::move(out)); });
 }
 
-bool Lock::is_held_by_current_thread() const { return is_held_by_thread(current_thread_id()); }
-
-bool Lock::is_held_by_thread(thread_id owner) const {
-  return wait_blocking<bool>(core_, "is_held_by_thread()",
-                             [this, owner](sink<bool> out) { held_by(core_, owner, std::move(out)); });
+bool BasicLock::is_held(thread_id owner) const {
+  return wait_blocking<bool>(core_, "is_held()", [this, owner](sink<bool> out) { held_by(core_, owner, std::move(out)); });
 }
 
-int Lock::hold_count() const {
-  return wait_blocking<int>(core_, "hold_count()",
-                            [this](sink<int> out) { count_of(core_, current_thread_id(), std::move(out)); });
+int BasicLock::hold_count(thread_id owner) const {
+  return wait_blocking<int>(core_, "hold_count()", [this, owner](sink<int> out) { count_of(core_, owner, std::move(out)); });
 }
 
-std::optional<milliseconds> Lock::remain_time_to_live() const {
+std::optional<milliseconds> BasicLock::remain_time_to_live() const {
   return wait_blocking<std::optional<milliseconds>>(
       core_, "remain_time_to_live()", [this](sink<std::optional<milliseconds>> out) { time_to_live(core_, std::move(out)); });
 }
 
-std::chrono::steady_clock::time_point Lock::valid_until() const { return valid_until(current_thread_id()); }
-
-std::chrono::steady_clock::time_point Lock::valid_until(thread_id owner) const {
+std::chrono::steady_clock::time_point BasicLock::valid_until(thread_id owner) const {
   return live(core_, "valid_until()").client().holds().valid_until(*core_, owner);
 }
 
-std::chrono::milliseconds Lock::valid_for() const { return valid_for(current_thread_id()); }
-
-std::chrono::milliseconds Lock::valid_for(thread_id owner) const {
+std::chrono::milliseconds BasicLock::valid_for(thread_id owner) const {
   auto until = live(core_, "valid_for()").client().holds().valid_until(*core_, owner);
   return detail::validity_left(until, detail::clock::now());
 }
 
-lost_listener_id Lock::add_lost_listener(lost_listener listener) {
-  return live(core_, "add_lost_listener()").add_lost_listener(std::move(listener));
-}
-
-void Lock::remove_lost_listener(lost_listener_id id) {
-  if (core_) core_->remove_lost_listener(id);
-}
-
-LostSubscription Lock::subscribe_lost(lost_listener listener) {
+LostSubscription BasicLock::subscribe_lost(lost_listener listener) {
   auto id = live(core_, "subscribe_lost()").add_lost_listener(std::move(listener));
-  return LostSubscription([core = core_, id] { core->remove_lost_listener(id); });
+  return detail::access::subscription([core = core_, id] { core->remove_lost_listener(id); });
 }
 
-AcquireFuture<void> Lock::lock_async(thread_id owner) {
-  return acquire_future<void>(core_, owner, std::nullopt, std::nullopt, {}, held);
-}
-
-AcquireFuture<void> Lock::lock_async(thread_id owner, const cancel_token& cancel) {
-  return acquire_future<void>(core_, owner, std::nullopt, std::nullopt, cancel, held);
-}
-
-AcquireFuture<void> Lock::lock_async(thread_id owner, milliseconds lease) {
-  return acquire_future<void>(core_, owner, std::nullopt, lease, {}, held);
+AcquireFuture<void> BasicLock::lock_async(thread_id owner, const lock_options& options) {
+  return acquire_future<void>(
+      core_, owner, [&](auto out) { acquire_forever(core_, owner, options, std::move(out)); }, held);
 }
 
 // A callback with no value takes the acquire's outcome as it comes: no
 // adapter in between (a waiter keeps every layer for as long as it waits).
-void Lock::lock_async(thread_id owner, completion<void> done) {
-  acquire(core_, owner, std::nullopt, std::nullopt, as_callback<void, Acquired>(core_, std::move(done)));
+void BasicLock::lock_async(thread_id owner, const lock_options& options, completion<void> done) {
+  acquire_forever(core_, owner, options, as_callback<void, Acquired>(core_, std::move(done)));
 }
 
-void Lock::lock_async(thread_id owner, milliseconds lease, completion<void> done) {
-  acquire(core_, owner, std::nullopt, lease, as_callback<void, Acquired>(core_, std::move(done)));
+AcquireFuture<bool> BasicLock::try_lock_async(thread_id owner, const lock_options& options) {
+  return acquire_future<bool>(
+      core_, owner, [&](auto out) { try_acquire(core_, owner, options, std::move(out)); }, held);
 }
 
-AcquireFuture<bool> Lock::try_lock_async(thread_id owner, milliseconds wait) {
-  return acquire_future<bool>(core_, owner, wait, std::nullopt, {}, held);
+void BasicLock::try_lock_async(thread_id owner, const lock_options& options, completion<bool> done) {
+  try_acquire(core_, owner, options, as_held(as_callback<bool>(core_, std::move(done))));
 }
 
-AcquireFuture<bool> Lock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease) {
-  return acquire_future<bool>(core_, owner, wait, lease, {}, held);
-}
-
-void Lock::try_lock_async(thread_id owner, milliseconds wait, completion<bool> done) {
-  acquire_held(core_, owner, wait, std::nullopt, as_callback<bool>(core_, std::move(done)));
-}
-
-void Lock::try_lock_async(thread_id owner, milliseconds wait, milliseconds lease, completion<bool> done) {
-  acquire_held(core_, owner, wait, lease, as_callback<bool>(core_, std::move(done)));
-}
-
-std::future<void> Lock::unlock_async(thread_id owner) {
+std::future<void> BasicLock::unlock_async(thread_id owner) {
   return as_future<void, none>([&](sink<none> out) { release(core_, owner, std::move(out)); });
 }
 
-void Lock::unlock_async(thread_id owner, completion<void> done) {
+void BasicLock::unlock_async(thread_id owner, completion<void> done) {
   release(core_, owner, as_callback<void, none>(core_, std::move(done)));
 }
 
-std::future<bool> Lock::force_unlock_async() {
+std::future<bool> BasicLock::force_unlock_async() {
   return as_future<bool>([&](sink<bool> out) { force_release(core_, std::move(out)); });
 }
 
-void Lock::force_unlock_async(completion<bool> done) { force_release(core_, as_callback<bool>(core_, std::move(done))); }
+void BasicLock::force_unlock_async(completion<bool> done) { force_release(core_, as_callback<bool>(core_, std::move(done))); }
 
-std::future<bool> Lock::is_locked_async() const {
+std::future<bool> BasicLock::is_locked_async() const {
   return as_future<bool>([&](sink<bool> out) { locked(core_, std::move(out)); });
 }
 
-void Lock::is_locked_async(completion<bool> done) const { locked(core_, as_callback<bool>(core_, std::move(done))); }
+void BasicLock::is_locked_async(completion<bool> done) const { locked(core_, as_callback<bool>(core_, std::move(done))); }
 
-std::future<bool> Lock::is_held_by_thread_async(thread_id owner) const {
+std::future<bool> BasicLock::is_held_async(thread_id owner) const {
   return as_future<bool>([&](sink<bool> out) { held_by(core_, owner, std::move(out)); });
 }
 
-void Lock::is_held_by_thread_async(thread_id owner, completion<bool> done) const {
+void BasicLock::is_held_async(thread_id owner, completion<bool> done) const {
   held_by(core_, owner, as_callback<bool>(core_, std::move(done)));
 }
 
-std::future<int> Lock::hold_count_async(thread_id owner) const {
+std::future<int> BasicLock::hold_count_async(thread_id owner) const {
   return as_future<int>([&](sink<int> out) { count_of(core_, owner, std::move(out)); });
 }
 
-void Lock::hold_count_async(thread_id owner, completion<int> done) const {
+void BasicLock::hold_count_async(thread_id owner, completion<int> done) const {
   count_of(core_, owner, as_callback<int>(core_, std::move(done)));
 }
 
-std::future<std::optional<milliseconds>> Lock::remain_time_to_live_async() const {
+std::future<std::optional<milliseconds>> BasicLock::remain_time_to_live_async() const {
   return as_future<std::optional<milliseconds>>(
       [&](sink<std::optional<milliseconds>> out) { time_to_live(core_, std::move(out)); });
 }
 
-void Lock::remain_time_to_live_async(completion<std::optional<milliseconds>> done) const {
+void BasicLock::remain_time_to_live_async(completion<std::optional<milliseconds>> done) const {
   time_to_live(core_, as_callback<std::optional<milliseconds>>(core_, std::move(done)));
 }
 

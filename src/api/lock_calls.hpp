@@ -21,7 +21,9 @@
 #include <warden/cancel.hpp>
 #include <warden/error.hpp>
 #include <warden/lock.hpp>
+#include <warden/lock_options.hpp>
 
+#include "api/access.hpp"
 #include "api/future_bridge.hpp"
 #include "lock/acquire_claim.hpp"
 #include "lock/limits.hpp"
@@ -105,42 +107,50 @@ struct Acquired {
   std::optional<std::int64_t> token;
 };
 
+inline constexpr const char* wait_refused =
+    "the lock forms wait for ever and take no wait: use a try_lock form for a bounded wait";
+
 // What is wrong with an acquire's arguments, if anything (owner, wait, lease,
 // in that order).
 std::optional<std::string> acquire_problem(thread_id owner, std::optional<milliseconds> wait,
                                            std::optional<milliseconds> lease);
 
+// What an acquire catches besides the hold: the per-kind policy of the
+// handle that asks. A FencedLock's token forms catch the hold's token; every
+// other form takes the hold alone (a fenced core draws the token all the same).
+enum class catches { hold, token };
+
 // Runs an acquire on the I/O thread: the op reports to `out` (a callable
 // taking Outcome<Acquired>), kept as it is rather than wrapped in a sink
 // first, so that a parked waiter keeps one callback object, not two.
-template <class Out>
+template <catches What, class Out>
 void start_acquire(LockCore& lock, thread_id owner, std::optional<milliseconds> wait,
                    std::optional<milliseconds> lease, Out out, cancel_token cancel) {
   AcquireOptions options;
   options.cancel = std::move(cancel);
-  if (lock.kind() != lock_kind::fenced) {
-    // No token comes: nothing to catch it in.
+  if constexpr (What == catches::hold) {
+    // No token is asked for: nothing to catch it in.
     lock.acquire(
         owner, wait, lease,
         [out = std::move(out)](std::error_code error, bool acquired, const std::string& message) {
           out(Outcome<Acquired>{error, message, Acquired{!error && acquired, std::nullopt}});
         },
         std::move(options));
-    return;
+  } else {
+    // Told (on this thread) just before the callback below, if at all.
+    auto token = std::make_shared<std::optional<std::int64_t>>();
+    options.on_token = [token](std::int64_t value) { *token = value; };
+    lock.acquire(
+        owner, wait, lease,
+        [out = std::move(out), token](std::error_code error, bool acquired, const std::string& message) {
+          bool held = !error && acquired;
+          out(Outcome<Acquired>{error, message, Acquired{held, held ? *token : std::nullopt}});
+        },
+        std::move(options));
   }
-  // Told (on this thread) just before the callback below, if at all.
-  auto token = std::make_shared<std::optional<std::int64_t>>();
-  options.on_token = [token](std::int64_t value) { *token = value; };
-  lock.acquire(
-      owner, wait, lease,
-      [out = std::move(out), token](std::error_code error, bool acquired, const std::string& message) {
-        bool held = !error && acquired;
-        out(Outcome<Acquired>{error, message, Acquired{held, held ? *token : std::nullopt}});
-      },
-      std::move(options));
 }
 
-template <class Out>
+template <catches What = catches::hold, class Out>
 void acquire(const std::shared_ptr<LockCore>& core, thread_id owner, std::optional<milliseconds> wait,
              std::optional<milliseconds> lease, Out out, cancel_token cancel = {}) {
   if (!core) return out(failure<Acquired>(make_error_code(errc::invalid_argument), moved_from("an acquire")));
@@ -150,9 +160,28 @@ void acquire(const std::shared_ptr<LockCore>& core, thread_id owner, std::option
   }
   // A copy stays here to hear of a client already shut down.
   bool queued = core->client().post_operation([core, owner, wait, lease, cancel = std::move(cancel), out]() mutable {
-    start_acquire(*core, owner, wait, lease, std::move(out), std::move(cancel));
+    start_acquire<What>(*core, owner, wait, lease, std::move(out), std::move(cancel));
   });
   if (!queued) out(failure<Acquired>(make_error_code(errc::shut_down), core->message("the client is shut down")));
+}
+
+// The acquire of a try_lock form: waits at most options.wait() (unset: one
+// attempt).
+template <catches What = catches::hold, class Out>
+void try_acquire(const std::shared_ptr<LockCore>& core, thread_id owner, const lock_options& options, Out out) {
+  acquire<What>(core, owner, options.wait().value_or(milliseconds{0}), options.lease(), std::move(out),
+                options.cancel());
+}
+
+// The acquire of a lock form: waits for ever, so a wait in its options is a
+// mistake rather than a bound (errc::invalid_argument).
+template <catches What = catches::hold, class Out>
+void acquire_forever(const std::shared_ptr<LockCore>& core, thread_id owner, const lock_options& options, Out out) {
+  if (core && options.wait()) {
+    return deliver<Acquired>(core, std::move(out),
+                             failure<Acquired>(make_error_code(errc::invalid_argument), core->message(wait_refused)));
+  }
+  acquire<What>(core, owner, std::nullopt, options.lease(), std::move(out), options.cancel());
 }
 
 void release(const std::shared_ptr<LockCore>& core, thread_id owner, sink<none> out);
@@ -213,12 +242,24 @@ auto as_callback(const std::shared_ptr<LockCore>& core, completion<T> done) {
   };
 }
 
+// The give-back of an AcquireFuture dropped before get(): never throws.
+inline std::function<void()> abandon_of(std::shared_ptr<AcquireClaim> claim) {
+  return [claim = std::move(claim)]() noexcept {
+    try {
+      claim->abandon();
+    } catch (...) {
+      // The release could not even be started (no memory): the hold stays
+      // with the watchdog, as it would have without this guard.
+    }
+  };
+}
+
 // To an AcquireFuture, which releases the hold if nobody collects it.
-// `value(acquired)` is the future's value (unused for void).
-template <class T, class Value>
-AcquireFuture<T> acquire_future(const std::shared_ptr<LockCore>& core, thread_id owner,
-                                std::optional<milliseconds> wait, std::optional<milliseconds> lease,
-                                cancel_token cancel, Value value) {
+// `start(out)` runs the acquire (try_acquire or acquire_forever) reporting
+// to `out`; `value(acquired)` is the future's value (unused for void).
+template <class T, class Start, class Value>
+AcquireFuture<T> acquire_future(const std::shared_ptr<LockCore>& core, thread_id owner, const Start& start,
+                                Value value) {
   auto claim = std::make_shared<AcquireClaim>([core, owner] {
     release(core, owner, [core](Outcome<none> outcome) {
       if (outcome.error) core->client().log(log_level::warning, outcome.message);
@@ -226,21 +267,18 @@ AcquireFuture<T> acquire_future(const std::shared_ptr<LockCore>& core, thread_id
   });
   auto promise = std::make_shared<std::promise<T>>();
   auto future = promise->get_future();
-  acquire(
-      core, owner, wait, lease,
-      [claim, promise, value](Outcome<Acquired> outcome) {
-        claim->completed(!outcome.error && outcome.value.held);
-        if (outcome.error) {
-          return promise->set_exception(std::make_exception_ptr(Error(outcome.error, outcome.message)));
-        }
-        if constexpr (std::is_void_v<T>) {
-          promise->set_value();
-        } else {
-          promise->set_value(value(outcome.value));
-        }
-      },
-      std::move(cancel));
-  return AcquireFuture<T>(std::move(future), std::move(claim));
+  start([claim, promise, value](Outcome<Acquired> outcome) {
+    claim->completed(!outcome.error && outcome.value.held);
+    if (outcome.error) {
+      return promise->set_exception(std::make_exception_ptr(Error(outcome.error, outcome.message)));
+    }
+    if constexpr (std::is_void_v<T>) {
+      promise->set_value();
+    } else {
+      promise->set_value(value(outcome.value));
+    }
+  });
+  return access::future<T>(std::move(future), abandon_of(std::move(claim)));
 }
 
 // The value of an acquire for ever: held, or an error.

@@ -26,13 +26,4 @@ void AcquireClaim::abandon() {
   if (release) release();
 }
 
-void abandon(const std::shared_ptr<AcquireClaim>& claim) noexcept {
-  try {
-    claim->abandon();
-  } catch (...) {
-    // The release could not even be started (no memory): the hold stays with
-    // the watchdog, as it would have without this guard.
-  }
-}
-
 }  // namespace warden::detail

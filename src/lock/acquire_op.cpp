@@ -19,6 +19,7 @@
 
 #include "io/backoff.hpp"
 #include "lock/acquire_machine.hpp"
+#include "lock/cancel_state.hpp"
 #include "lock/keys.hpp"
 #include "lock/lock_core.hpp"
 #include "lock/lock_events.hpp"
@@ -72,7 +73,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   }
 
   void start() {
-    auto& state = cancel_.state();
+    auto& state = cancel_access::state(cancel_);
     if (state && !state->cancelled()) {
       // The source may be cancelled on any thread: hop to the I/O thread.
       std::weak_ptr<AcquireOp> weak = shared_from_this();
@@ -447,7 +448,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     // its own reference where it reads the op afterwards).
     auto keep = std::move(keep_alive_);
     disarm();
-    if (auto& state = cancel_.state()) state->remove(cancel_handle_);
+    if (auto& state = cancel_access::state(cancel_)) state->remove(cancel_handle_);
     leave_waiters(step.pass_wake);
     client().untrack(static_cast<ShutdownHook&>(*this));
     if (acquired) client().holds().acquired(lock_, owner_id_, lease(), acquired_sent_);

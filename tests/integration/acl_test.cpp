@@ -173,11 +173,11 @@ void Acl::exercise(Client& a, Client& b) {
   EXPECT_NE(probe.command({"ACL", "DRYRUN", "locks", "INCR", "redisson_lock_token:{invoices:4}"}).str, "OK");
 
   // Force-unlocks of each kind, with a fixed lease.
-  a.get_lock("orders:5").lock(10s);
+  a.get_lock("orders:5").lock(lock_options().with_lease(10s));
   EXPECT_TRUE(b.get_lock("orders:5").force_unlock());
-  a.get_fair_lock("orders:6").lock(10s);
+  a.get_fair_lock("orders:6").lock(lock_options().with_lease(10s));
   EXPECT_TRUE(b.get_fair_lock("orders:6").force_unlock());
-  a.get_read_write_lock("orders:7").read_lock().lock(10s);
+  a.get_read_write_lock("orders:7").read_lock().lock(lock_options().with_lease(10s));
   EXPECT_TRUE(b.get_read_write_lock("orders:7").read_lock().force_unlock());
 }
 

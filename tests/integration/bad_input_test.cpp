@@ -27,22 +27,22 @@ TEST_F(BadInput, EmptyNameIsRejected) {
 
 TEST_F(BadInput, NonPositiveLeasesAreRejected) {
   Lock lock = client.get_lock("lease-check");
-  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock(0ms); });
-  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock(-5ms); });
-  expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock_for(1s, 0ms); });
-  expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock_for(1s, -1s); });
-  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock_async(1, 0ms).get(); });
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock(lock_options().with_lease(0ms)); });
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock(lock_options().with_lease(-5ms)); });
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock(lock_options().with_wait(1s).with_lease(0ms)); });
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock(lock_options().with_wait(1s).with_lease(-1s)); });
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock_async(1, lock_options().with_lease(0ms)).get(); });
   // Too long for Redis to expire (it would keep the hold for ever) or for the
   // client's clocks to represent.
-  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock(std::chrono::hours::max()); });
-  expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock_for(0ms, std::chrono::hours(24 * 365 * 11)); });
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock(lock_options().with_lease(std::chrono::hours::max())); });
+  expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock(lock_options().with_wait(0ms).with_lease(std::chrono::hours(24 * 365 * 11))); });
   EXPECT_FALSE(probe.exists("lease-check"));
 }
 
 TEST_F(BadInput, NegativeWaitIsRejected) {
   Lock lock = client.get_lock("wait-check");
   expect_error(errc::invalid_argument, "wait-check", [&] { lock.try_lock_for(-1ms); });
-  expect_error(errc::invalid_argument, "wait-check", [&] { lock.try_lock_async(1, -10ms).get(); });
+  expect_error(errc::invalid_argument, "wait-check", [&] { lock.try_lock_async(1, lock_options().with_wait(-10ms)).get(); });
   EXPECT_FALSE(probe.exists("wait-check"));
   // A deadline already past is one attempt, as for std::timed_mutex.
   EXPECT_TRUE(lock.try_lock_until(std::chrono::steady_clock::now() - 1s));

@@ -29,7 +29,7 @@ TEST(Cancel, AWaitingLockEndsWithCancelledAndLeavesNothing) {
 
   Lock lock = waiter_client.get_lock("cancelled");
   cancel_source source;
-  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(source.token()); }); });
+  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(lock_options().with_cancel(source.token())); }); });
   bool waiting_seen = eventually([&] { return subscribers(probe, "redisson_lock__channel:{cancelled}") == 1; });
   auto cancelled_at = std::chrono::steady_clock::now();
   source.cancel();  // before any assertion: a failed one must not leave the wait running
@@ -51,7 +51,7 @@ TEST(Cancel, AFairWaiterLeavesTheQueue) {
 
   FairLock lock = waiter_client.get_fair_lock("fair-cancelled");
   cancel_source source;
-  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(source.token()); }); });
+  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(lock_options().with_cancel(source.token())); }); });
   bool waiting_seen = eventually([&] { return probe.command({"LLEN", "redisson_lock_queue:{fair-cancelled}"}).integer == 1; });
   source.cancel();  // before any assertion: a failed one must not leave the wait running
   ASSERT_TRUE(waiting_seen);
@@ -70,7 +70,7 @@ TEST(Cancel, AnAlreadyCancelledTokenFailsAtOnceAndSendsNothing) {
   cancel_source source;
   source.cancel();
   long long before = probe.command_calls("evalsha") + probe.command_calls("eval");
-  EXPECT_EQ(code_of([&] { lock.lock(source.token()); }), errc::cancelled);
+  EXPECT_EQ(code_of([&] { lock.lock(lock_options().with_cancel(source.token())); }), errc::cancelled);
   EXPECT_EQ(probe.command_calls("evalsha") + probe.command_calls("eval"), before);
   EXPECT_FALSE(probe.exists("never-tried"));
   EXPECT_FALSE(cancel_token{}.cancelled());
@@ -85,7 +85,7 @@ TEST(Cancel, AsyncWaitIsCancelled) {
   held.lock();
   Lock lock = client.get_lock("async-cancelled");
   cancel_source source;
-  auto future = lock.lock_async(current_thread_id(), source.token());
+  auto future = lock.lock_async(current_thread_id(), lock_options().with_cancel(source.token()));
   bool waiting_seen = eventually([&] { return subscribers(probe, "redisson_lock__channel:{async-cancelled}") == 1; });
   source.cancel();  // before any assertion: a failed one must not leave the wait running
   ASSERT_TRUE(waiting_seen);
@@ -109,7 +109,7 @@ TEST(Cancel, AnAttemptInFlightIsTakenBack) {
 
   probe.command({"CLIENT", "PAUSE", "10000", "WRITE"});
   cancel_source source;
-  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(source.token()); }); });
+  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(lock_options().with_cancel(source.token())); }); });
   bool waiting_seen = eventually([&] {
     return probe.command({"INFO", "clients"}).str.find("blocked_clients:1") != std::string::npos;
   });
@@ -136,7 +136,7 @@ TEST(Cancel, AWaitingMultiLockLeavesNoMemberTaken) {
   blocker.lock();
   MultiLock both{client.get_lock("multi-a"), client.get_lock("multi-b")};
   cancel_source source;
-  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { both.lock(source.token()); }); });
+  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { both.lock(lock_options().with_cancel(source.token())); }); });
   // Rounds run: a member waits on the held one's channel.
   bool waiting_seen = eventually([&] { return subscribers(probe, "redisson_lock__channel:{multi-b}") >= 1; });
   source.cancel();  // before any assertion: a failed one must not leave the wait running
@@ -145,6 +145,100 @@ TEST(Cancel, AWaitingMultiLockLeavesNoMemberTaken) {
   EXPECT_TRUE(eventually([&] { return !probe.exists("multi-a"); }));
   blocker.unlock();
   EXPECT_FALSE(probe.exists("multi-b"));
+}
+
+// Cancellation is on every waiting call: a bounded try_lock, the callback
+// forms, and a composite's callback form.
+TEST(Cancel, ABoundedTryLockIsCancelledBeforeItsWaitEnds) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client holder_client{fast_config(server)};
+  Client waiter_client{fast_config(server)};
+  Lock held = holder_client.get_lock("bounded-cancelled");
+  held.lock();
+  Lock lock = waiter_client.get_lock("bounded-cancelled");
+  cancel_source source;
+  auto waiting = std::async(std::launch::async, [&] {
+    return code_of([&] { lock.try_lock(lock_options().with_wait(30s).with_cancel(source.token())); });
+  });
+  bool waiting_seen = eventually([&] { return subscribers(probe, "redisson_lock__channel:{bounded-cancelled}") == 1; });
+  auto cancelled_at = std::chrono::steady_clock::now();
+  source.cancel();  // before any assertion: a failed one must not leave the wait running
+  ASSERT_TRUE(waiting_seen);
+  EXPECT_EQ(waiting.get(), errc::cancelled);
+  EXPECT_LT(elapsed_ms(cancelled_at), 500);
+  held.unlock();
+  EXPECT_FALSE(probe.exists("bounded-cancelled"));
+}
+
+TEST(Cancel, CallbackFormsAreCancelled) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  Client other{fast_config(server)};
+  Lock held = other.get_lock("callback-cancelled");
+  held.lock();
+  Lock lock = client.get_lock("callback-cancelled");
+  cancel_source source;
+  std::promise<std::error_code> locked;
+  std::promise<std::error_code> tried;
+  lock.lock_async(new_owner_id(), lock_options().with_cancel(source.token()),
+                  [&](std::error_code error) { locked.set_value(error); });
+  lock.try_lock_async(new_owner_id(), lock_options().with_wait(30s).with_cancel(source.token()),
+                      [&](std::error_code error, bool acquired) {
+                        tried.set_value(acquired ? std::error_code{} : error);
+                      });
+  bool waiting_seen = eventually([&] { return subscribers(probe, "redisson_lock__channel:{callback-cancelled}") == 1; });
+  source.cancel();  // before any assertion: a failed one must not leave the waits running
+  ASSERT_TRUE(waiting_seen);
+  EXPECT_EQ(locked.get_future().get(), errc::cancelled);
+  EXPECT_EQ(tried.get_future().get(), errc::cancelled);
+  held.unlock();
+  EXPECT_FALSE(probe.exists("callback-cancelled"));
+}
+
+TEST(Cancel, ACompositeCallbackFormIsCancelled) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  Client other{fast_config(server)};
+  Lock blocker = other.get_lock("callback-multi-b");
+  blocker.lock();
+  MultiLock both{client.get_lock("callback-multi-a"), client.get_lock("callback-multi-b")};
+  cancel_source source;
+  std::promise<std::error_code> locked;
+  both.lock_async(new_owner_id(), lock_options().with_cancel(source.token()),
+                  [&](std::error_code error) { locked.set_value(error); });
+  bool waiting_seen = eventually([&] { return subscribers(probe, "redisson_lock__channel:{callback-multi-b}") >= 1; });
+  source.cancel();  // before any assertion: a failed one must not leave the wait running
+  ASSERT_TRUE(waiting_seen);
+  EXPECT_EQ(locked.get_future().get(), errc::cancelled);
+  EXPECT_TRUE(eventually([&] { return !probe.exists("callback-multi-a"); }));
+  blocker.unlock();
+  EXPECT_FALSE(probe.exists("callback-multi-b"));
+}
+
+// The lock forms wait for ever: a wait in their options is refused rather
+// than taken for a bound, in every form and on every kind, and sends nothing.
+TEST(Cancel, ALockFormRefusesAWait) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  Lock lock = client.get_lock("wait-refused");
+  FencedLock fenced = client.get_fenced_lock("wait-refused-fenced");
+  MultiLock both{client.get_lock("wait-refused-a"), client.get_lock("wait-refused-b")};
+  auto with_wait = lock_options().with_wait(1s);
+  long long before = probe.command_calls("evalsha") + probe.command_calls("eval");
+  EXPECT_EQ(code_of([&] { lock.lock(with_wait); }), errc::invalid_argument);
+  EXPECT_EQ(code_of([&] { lock.lock_async(1, with_wait).get(); }), errc::invalid_argument);
+  std::promise<std::error_code> called;
+  lock.lock_async(1, with_wait, [&](std::error_code error) { called.set_value(error); });
+  EXPECT_EQ(called.get_future().get(), errc::invalid_argument);
+  EXPECT_EQ(code_of([&] { fenced.lock_and_get_token(with_wait); }), errc::invalid_argument);
+  EXPECT_EQ(code_of([&] { both.lock(with_wait); }), errc::invalid_argument);
+  EXPECT_EQ(code_of([&] { both.lock_async(1, with_wait).get(); }), errc::invalid_argument);
+  EXPECT_EQ(probe.command_calls("evalsha") + probe.command_calls("eval"), before);
+  EXPECT_FALSE(probe.exists("wait-refused"));
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ TEST(Close, ReleasesEveryHoldOfEveryKindAtOnceAndAnotherClientTakesThem) {
   lock.lock();
   lock.lock();  // re-entrant: two levels
   Lock leased = a.get_lock("c-leased");
-  leased.lock(60s);  // a fixed lease: not the watchdog's
+  leased.lock(lock_options().with_lease(60s));  // a fixed lease: not the watchdog's
   FairLock fair = a.get_fair_lock("c-fair");
   fair.lock();
   FencedLock fenced = a.get_fenced_lock("c-fenced");
@@ -111,7 +111,7 @@ TEST(Close, FailsTheClientsOwnWaitersWithShutDownAndTouchesNoOtherHold) {
   ASSERT_EQ(future.wait_for(1s), std::future_status::ready);
   EXPECT_EQ(future.get(), errc::shut_down);
   waiter.join();
-  EXPECT_TRUE(theirs.is_held_by_current_thread());
+  EXPECT_TRUE(theirs.is_held());
   theirs.unlock();
 }
 

@@ -102,7 +102,7 @@ TEST_F(ClusterLocks, EveryLockKindTakesItsKeysOnTheMasterOfItsSlot) {
     Lock lock = client.get_lock(name);
     lock.lock();
     EXPECT_TRUE(master.exists(name));
-    EXPECT_TRUE(lock.is_held_by_current_thread());
+    EXPECT_TRUE(lock.is_held());
     lock.unlock();
     EXPECT_FALSE(master.exists(name));
 

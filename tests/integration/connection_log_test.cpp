@@ -96,7 +96,7 @@ TEST(ConnectionLog, AServerThatRefusesTheNameStillServesLocks) {
   Client client{config};
   Lock lock = client.get_lock("unnamed-lock");
   lock.lock();
-  EXPECT_TRUE(lock.is_held_by_current_thread());
+  EXPECT_TRUE(lock.is_held());
   lock.unlock();
   EXPECT_EQ(clients_named(probe, "warden:" + client.id()), 0);
   EXPECT_EQ(log.count(log_level::info, {"command connection", "refused CLIENT SETNAME", "NOPERM"}), 1) << log.all();

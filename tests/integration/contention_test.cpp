@@ -56,7 +56,7 @@ TEST(Contention, AWaiterIsWokenByTheReleaseNotByTheLease) {
   Client waiter_client{fast_config(server)};
   Lock held = holder_client.get_lock("wake");
   Lock wanted = waiter_client.get_lock("wake");
-  held.lock(30s);  // a 30 s lease: only the unlock message can explain a fast take-over
+  held.lock(lock_options().with_lease(30s));  // a 30 s lease: only the unlock message can explain a fast take-over
 
   Event waiting;
   std::chrono::steady_clock::time_point acquired_at;

@@ -73,7 +73,7 @@ Side side_of(Handle handle) {
   side.lock = [h] { h->lock(); };
   side.try_lock_for = [h](std::chrono::milliseconds wait) { return h->try_lock_for(wait); };
   side.lock_future = [h](thread_id owner) { return h->lock_async(owner); };
-  side.lock_callback = [h](thread_id owner, completion<void> done) { h->lock_async(owner, std::move(done)); };
+  side.lock_callback = [h](thread_id owner, completion<void> done) { h->lock_async(owner, {}, std::move(done)); };
   side.unlock = [h] { h->unlock(); };
   side.unlock_owner = [h](thread_id owner) { h->unlock_async(owner).get(); };
   return side;

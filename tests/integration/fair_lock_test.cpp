@@ -175,10 +175,10 @@ TEST_F(FairLockTest, TimedOutTryLockLeavesTheQueueWithoutPushingBackOthers) {
   Client a{config()};
   Client b{config()};
   const std::string quitter = owner_of(a, 201), stayer = owner_of(b, 202);
-  holder.get_fair_lock(name).lock(60s);
+  holder.get_fair_lock(name).lock(lock_options().with_lease(60s));
 
   auto start = std::chrono::steady_clock::now();
-  auto quits = a.get_fair_lock(name).try_lock_async(201, 700ms);
+  auto quits = a.get_fair_lock(name).try_lock_async(201, lock_options().with_wait(700ms));
   ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == 1; }));
   auto stays = b.get_fair_lock(name).lock_async(202);
   ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == 2; }));
@@ -214,7 +214,7 @@ TEST_F(FairLockTest, AFalseTryLockHasLeftTheQueueWhenItReturns) {
   const std::string name = "fair:left-on-return";
   Client holder{config()};
   Client other{config()};
-  holder.get_fair_lock(name).lock(60s);
+  holder.get_fair_lock(name).lock(lock_options().with_lease(60s));
   FairLock theirs = other.get_fair_lock(name);
   auto gone = [&](const std::string& owner) {
     auto queue = queue_of(probe, name);
@@ -226,13 +226,13 @@ TEST_F(FairLockTest, AFalseTryLockHasLeftTheQueueWhenItReturns) {
 
   // The future: it queues while it waits, and is gone when its answer is.
   const std::string async_owner = owner_of(other, 301);
-  auto first = theirs.try_lock_async(301, 1s);
+  auto first = theirs.try_lock_async(301, lock_options().with_wait(1s));
   ASSERT_TRUE(eventually([&] { return queue_of(probe, name) == std::vector<std::string>{async_owner}; }));
   EXPECT_FALSE(first.get());
   EXPECT_TRUE(gone(async_owner)) << "still queued when the future said false";
   int left_behind = 0;
   for (int i = 0; i < rounds; ++i) {
-    EXPECT_FALSE(theirs.try_lock_async(301, 5ms).get());
+    EXPECT_FALSE(theirs.try_lock_async(301, lock_options().with_wait(5ms)).get());
     if (!gone(async_owner)) ++left_behind;
   }
   EXPECT_EQ(left_behind, 0) << "times still queued when the future said false";
@@ -254,7 +254,7 @@ TEST_F(FairLockTest, AFalseTryLockHasLeftTheQueueWhenItReturns) {
   left_behind = 0;
   for (int i = 0; i < rounds; ++i) {
     std::promise<bool> told;
-    theirs.try_lock_async(302, 5ms, [&](std::error_code error, bool acquired) {
+    theirs.try_lock_async(302, lock_options().with_wait(5ms), [&](std::error_code error, bool acquired) {
       EXPECT_FALSE(error) << error.message();
       told.set_value(acquired);
     });
@@ -275,7 +275,7 @@ TEST_F(FairLockTest, ForceUnlockWakesTheQueueHead) {
   Client waiter{config()};
   Client admin{config()};
   const std::string head = owner_of(waiter, 301);
-  holder.get_fair_lock(name).lock(60s);
+  holder.get_fair_lock(name).lock(lock_options().with_lease(60s));
   auto got = waiter.get_fair_lock(name).lock_async(301);
   // Queued, subscribed, tried again and asleep (for up to 10 s).
   ASSERT_TRUE(eventually([&] { return log.runs(scripts::fair_acquire, head) == 2; }));
@@ -308,7 +308,7 @@ TEST_F(FairLockTest, ReleaseWakesOnlyTheQueueHead) {
     channels.push_back(wake_channel(name, owners.back()));
   }
   MessageRecorder recorder(server, channels);
-  holder.get_fair_lock(name).lock(60s);  // waiters would sleep 10 s between their own attempts
+  holder.get_fair_lock(name).lock(lock_options().with_lease(60s));  // waiters would sleep 10 s between their own attempts
 
   std::vector<AcquireFuture<void>> got;
   for (int i = 0; i < count; ++i) {
@@ -356,7 +356,7 @@ TEST_F(FairLockTest, ProcessesAreServedInTheOrderTheyQueued) {
   // A short wait timeout: every worker re-tries every 400 ms while it waits.
   const std::string worker_wait = "1200";
   Client holder{config()};
-  holder.get_fair_lock(name).lock(60s);
+  holder.get_fair_lock(name).lock(lock_options().with_lease(60s));
   std::vector<std::unique_ptr<ChildProcess>> children;
   for (int i = 0; i < processes; ++i) {
     children.push_back(std::make_unique<ChildProcess>(
@@ -439,7 +439,7 @@ TEST_F(FairLockTest, GoneHeadsAreDroppedAndTheNextHeadIsWoken) {
 
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE(round == 0 ? "dropped by the release" : "dropped by another's attempt");
-    lock.lock(60s);
+    lock.lock(lock_options().with_lease(60s));
     long long attempts = log.runs(scripts::fair_acquire, next);
     // A live-looking head from some other process, then our waiter behind it.
     probe.command({"RPUSH", queue_key(name), ghost});
@@ -531,7 +531,7 @@ TEST_F(FairLockTest, IsALockEverywhereALockIsAccepted) {
   {
     std::lock_guard<FairLock> guard(fair);
     EXPECT_TRUE(fair.is_locked());
-    EXPECT_TRUE(fair.is_held_by_current_thread());
+    EXPECT_TRUE(fair.is_held());
     EXPECT_EQ(fair.hold_count(), 1);
   }
   EXPECT_FALSE(fair.is_locked());
@@ -576,7 +576,7 @@ TEST_F(FairLockTest, ADeadHeadIsDroppedWithoutDroppingTheLiveRedissonWaiterBehin
 
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE(round == 0 ? "dead head dropped by a waiter's attempt" : "dead head dropped by the release");
-    lock.lock(60s);
+    lock.lock(lock_options().with_lease(60s));
     auto mine_queued = [&] {
       auto queue = queue_of(probe, name);
       return !queue.empty() && queue.back() == mine;
@@ -648,10 +648,10 @@ TEST_F(FairLockTest, AMultiLockKeepsItsQueuePlacesBetweenAttempts) {
   Client multi_client{config()};
   Client other{config()};
   const std::string multi_owner = owner_of(multi_client, 901), later = owner_of(other, 902);
-  holder.get_fair_lock(a).lock(60s);
+  holder.get_fair_lock(a).lock(lock_options().with_lease(60s));
   MultiLock multi{multi_client.get_fair_lock(a), multi_client.get_fair_lock(b)};
 
-  auto got = multi.try_lock_async(901, 20s);
+  auto got = multi.try_lock_async(901, lock_options().with_wait(20s));
   ASSERT_TRUE(eventually([&] { return queue_of(probe, a).size() == 1; }));
   auto queued = other.get_fair_lock(a).lock_async(902);
   ASSERT_TRUE(eventually([&] { return queue_of(probe, a).size() == 2; }));
@@ -675,7 +675,7 @@ TEST_F(FairLockTest, AMultiLockKeepsItsQueuePlacesBetweenAttempts) {
   queued.get();
 
   // A call that ends without the lock gives its places up.
-  auto gave_up = multi.try_lock_async(903, 500ms);
+  auto gave_up = multi.try_lock_async(903, lock_options().with_wait(500ms));
   ASSERT_TRUE(eventually([&] { return queue_of(probe, a).size() == 1; }));
   EXPECT_FALSE(gave_up.get());
   EXPECT_TRUE(eventually([&] { return !probe.exists(queue_key(a)) && !probe.exists(timeout_key(a)); }))

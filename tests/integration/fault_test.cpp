@@ -110,7 +110,7 @@ TEST(Fault, WaitersRePollAfterTheSubscriberReconnects) {
   Client a{config};
   Client b{config};
   Lock held = a.get_lock("repoll");
-  held.lock(60s);
+  held.lock(lock_options().with_lease(60s));
   Lock wanted = b.get_lock("repoll");
   std::atomic<bool> got{false};
   std::thread waiter([&] {
@@ -174,7 +174,7 @@ TEST(Fault, ATransientSetupErrorIsRetriedNotReportedAsBadCredentials) {
     if (message.find("max number of clients") != std::string_view::npos) refused.set();
   };
   Client client{config};
-  auto acquired = client.get_lock("crowded").try_lock_async(9, 0ms);
+  auto acquired = client.get_lock("crowded").try_lock_async(9, lock_options().with_wait(0ms));
   ASSERT_TRUE(refused.wait_for(2s)) << "the server never turned the client away";
   probe.command({"CONFIG", "SET", "maxclients", "100"});
   EXPECT_TRUE(acquired.get());  // the credentials were fine all along
@@ -189,7 +189,7 @@ TEST(Fault, AnAcquireCutOffInFlightReadsOwnershipBackAfterTheReconnect) {
   lock.lock();
   lock.unlock();
   server.pause();
-  auto acquired = lock.try_lock_async(7, 10s);
+  auto acquired = lock.try_lock_async(7, lock_options().with_wait(10s));
   // The acquire has to be on the wire before the cut; a frozen server gives no
   // sign of receiving it, so this is the one wait here that is a plain sleep.
   std::this_thread::sleep_for(200ms);
@@ -252,7 +252,7 @@ TEST(Fault, BlockingCallInsideACallbackFailsInsteadOfDeadlocking) {
   Lock lock = client.get_lock("reentrant-callback");
   Event done;
   std::error_code seen;
-  lock.add_lost_listener([&](const LockLost&) {
+  auto listening = lock.subscribe_lost([&](const LockLost&) {
     try {
       lock.is_locked();  // runs on the I/O thread
     } catch (const Error& error) {

@@ -50,7 +50,7 @@ TEST_F(FencedLockTest, EveryAcquireDrawsTheNextTokenInRedissonsLayout) {
   // Re-entry draws a token too, and so does every form of Lock's acquire.
   EXPECT_EQ(lock.lock_and_get_token(), 2);
   EXPECT_TRUE(lock.try_lock());
-  EXPECT_EQ(lock.try_lock_and_get_token(0ms), std::optional<std::int64_t>{4});
+  EXPECT_EQ(lock.try_lock_and_get_token(lock_options().with_wait(0ms)), std::optional<std::int64_t>{4});
   EXPECT_EQ(probe.hgetall(name), (std::map<std::string, std::string>{{me, "4"}}));
   EXPECT_EQ(lock.token(), 4);
   EXPECT_EQ(lock.hold_count(), 4);
@@ -80,13 +80,13 @@ TEST_F(FencedLockTest, AFailedAttemptDrawsNoTokenAndATryWithoutWaitDoesNotWait) 
 
   auto start = std::chrono::steady_clock::now();
   std::optional<std::int64_t> none;
-  std::thread([&] { none = theirs.try_lock_and_get_token(0ms); }).join();
+  std::thread([&] { none = theirs.try_lock_and_get_token(lock_options().with_wait(0ms)); }).join();
   EXPECT_FALSE(none.has_value());
   EXPECT_LT(elapsed_ms(start), 500);
   EXPECT_EQ(probe.get(token_key(name)), "1");
 
   // A bounded wait gets the next token once the holder lets go.
-  auto waiting = theirs.try_lock_and_get_token_async(77, 5s);
+  auto waiting = theirs.try_lock_and_get_token_async(77, lock_options().with_wait(5s));
   std::this_thread::sleep_for(100ms);
   lock.unlock();
   EXPECT_EQ(waiting.get(), std::optional<std::int64_t>{2});
@@ -95,7 +95,7 @@ TEST_F(FencedLockTest, AFailedAttemptDrawsNoTokenAndATryWithoutWaitDoesNotWait) 
 
   // A bounded wait that runs out draws nothing.
   ASSERT_EQ(lock.lock_and_get_token(), 3);
-  EXPECT_EQ(theirs.try_lock_and_get_token_async(78, 150ms).get(), std::nullopt);
+  EXPECT_EQ(theirs.try_lock_and_get_token_async(78, lock_options().with_wait(150ms)).get(), std::nullopt);
   EXPECT_EQ(probe.get(token_key(name)), "3");
   lock.unlock();
 }
@@ -103,12 +103,12 @@ TEST_F(FencedLockTest, AFailedAttemptDrawsNoTokenAndATryWithoutWaitDoesNotWait) 
 TEST_F(FencedLockTest, TheLeaseIsHonoured) {
   const std::string name = "fenced:lease";
   FencedLock lock = client.get_fenced_lock(name);
-  EXPECT_EQ(lock.lock_and_get_token(400ms), 1);
+  EXPECT_EQ(lock.lock_and_get_token(lock_options().with_lease(400ms)), 1);
   auto ttl = probe.pttl(name);
   EXPECT_GT(ttl, 0);
   EXPECT_LE(ttl, 400);
   EXPECT_TRUE(eventually([&] { return !probe.exists(name); }, 2s)) << "a fixed lease is not renewed";
-  EXPECT_EQ(lock.try_lock_and_get_token(1s, 300ms), std::optional<std::int64_t>{2});
+  EXPECT_EQ(lock.try_lock_and_get_token(lock_options().with_wait(1s).with_lease(300ms)), std::optional<std::int64_t>{2});
   EXPECT_LE(probe.pttl(name), 300);
   lock.unlock();
 }
@@ -122,7 +122,7 @@ TEST_F(FencedLockTest, RedissonHoldersAndTheirTokensAreShared) {
   probe.command({"PEXPIRE", name, "30000"});
   probe.command({"SET", token_key(name), "41"});
 
-  EXPECT_EQ(lock.try_lock_and_get_token(100ms), std::nullopt);
+  EXPECT_EQ(lock.try_lock_and_get_token(lock_options().with_wait(100ms)), std::nullopt);
   auto waiting = lock.lock_and_get_token_async(5);
   // Redisson releases: deletes its hold and publishes "0" on the lock's channel.
   std::this_thread::sleep_for(100ms);
@@ -144,17 +144,17 @@ TEST_F(FencedLockTest, AsyncFormsDeliverTheToken) {
   FencedLock lock = client.get_fenced_lock(name);
   EXPECT_EQ(lock.lock_and_get_token_async(1).get(), 1);
   lock.unlock_async(1).get();
-  EXPECT_EQ(lock.lock_and_get_token_async(1, 5s).get(), 2);
+  EXPECT_EQ(lock.lock_and_get_token_async(1, lock_options().with_lease(5s)).get(), 2);
   EXPECT_LE(probe.pttl(name), 5000);
   lock.unlock_async(1).get();
   cancel_source never;
-  EXPECT_EQ(lock.lock_and_get_token_async(1, never.token()).get(), 3);
+  EXPECT_EQ(lock.lock_and_get_token_async(1, lock_options().with_cancel(never.token())).get(), 3);
   lock.unlock_async(1).get();
 
   Event done;
   std::int64_t got = 0;
   std::error_code failure;
-  lock.lock_and_get_token_async(2, [&](std::error_code error, std::int64_t token) {
+  lock.lock_and_get_token_async(2, {}, [&](std::error_code error, std::int64_t token) {
     failure = error;
     got = token;
     done.set();
@@ -166,7 +166,7 @@ TEST_F(FencedLockTest, AsyncFormsDeliverTheToken) {
   // Taken by owner 2: owner 3's try reports no token.
   Event tried;
   std::optional<std::int64_t> maybe{-7};
-  lock.try_lock_and_get_token_async(3, 0ms, [&](std::error_code error, std::optional<std::int64_t> token) {
+  lock.try_lock_and_get_token_async(3, lock_options().with_wait(0ms), [&](std::error_code error, std::optional<std::int64_t> token) {
     failure = error;
     maybe = token;
     tried.set();
@@ -201,7 +201,7 @@ TEST_F(FencedLockTest, AnAcquireWhoseReplyWasLostReturnsTheTokenOfTheHoldItKept)
   lock.unlock();
 
   server.pause();
-  auto acquired = lock.try_lock_and_get_token_async(7, 5s);
+  auto acquired = lock.try_lock_and_get_token_async(7, lock_options().with_wait(5s));
   // Past the command's deadline: its outcome is unknown, and it is settled
   // once the server answers again.
   std::this_thread::sleep_for(600ms);
@@ -232,7 +232,7 @@ TEST_F(FencedLockTest, ACounterThatIsNotATokenCounterIsRefusedAndNothingChanges)
     probe.command(setup);
     expect_error(errc::wrong_type, name, [&] { lock.lock_and_get_token(); });
     expect_error(errc::wrong_type, name, [&] { lock.lock(); });
-    expect_error(errc::wrong_type, name, [&] { lock.try_lock_and_get_token(0ms); });
+    expect_error(errc::wrong_type, name, [&] { lock.try_lock_and_get_token(lock_options().with_wait(0ms)); });
     expect_error(errc::wrong_type, name, [&] { lock.token(); });
   }
   probe.command({"DEL", key});
@@ -244,9 +244,9 @@ TEST_F(FencedLockTest, ACounterThatIsNotATokenCounterIsRefusedAndNothingChanges)
   probe.command({"DEL", name});
 
   // Bad arguments: nothing is sent.
-  expect_error(errc::invalid_argument, name, [&] { lock.lock_and_get_token(0ms); });
-  expect_error(errc::invalid_argument, name, [&] { lock.try_lock_and_get_token(-1ms); });
-  expect_error(errc::invalid_argument, name, [&] { lock.try_lock_and_get_token(1s, -1s); });
+  expect_error(errc::invalid_argument, name, [&] { lock.lock_and_get_token(lock_options().with_lease(0ms)); });
+  expect_error(errc::invalid_argument, name, [&] { lock.try_lock_and_get_token(lock_options().with_wait(-1ms)); });
+  expect_error(errc::invalid_argument, name, [&] { lock.try_lock_and_get_token(lock_options().with_wait(1s).with_lease(-1s)); });
   expect_error(errc::invalid_argument, name, [&] { lock.lock_and_get_token_async(0).get(); });
   expect_error(errc::invalid_argument, "''", [&] { client.get_fenced_lock(""); });
   EXPECT_TRUE(snapshot().empty());

@@ -54,7 +54,7 @@ TEST(Handoff, ASecondWaiterOnASubscribedChannelSendsNoReTryAfterJoining) {
   load_scripts(client);
   Lock held = holder_client.get_lock("handoff");
   Lock lock = client.get_lock("handoff");
-  held.lock(30s);  // a 30 s lease: only the unlock messages can explain a prompt hand-off
+  held.lock(lock_options().with_lease(30s));  // a 30 s lease: only the unlock messages can explain a prompt hand-off
 
   auto base = probe.script_calls();
   thread_id first = new_owner_id(), second = new_owner_id();
@@ -110,12 +110,12 @@ TEST(Handoff, AnUnlockWhileAnEarlyJoinedTryIsInFlightIsNotMissed) {
     std::string name = "in-flight-" + std::to_string(round);
     Lock lock = client.get_lock(name);
     thread_id holder = new_owner_id(), keeper = new_owner_id(), waiter = new_owner_id();
-    lock.lock_async(holder, 30s).get();  // 30 s: a missed unlock would cost the whole lease
+    lock.lock_async(holder, lock_options().with_lease(30s)).get();  // 30 s: a missed unlock would cost the whole lease
 
     // A waiter that keeps the channel subscribed: try, subscribe, re-try, sleep.
     auto base = probe.script_calls();
     cancel_source keeping;
-    auto kept = lock.lock_async(keeper, keeping.token());
+    auto kept = lock.lock_async(keeper, lock_options().with_cancel(keeping.token()));
     ASSERT_TRUE(eventually([&] {
       return subscribers(probe, channel_of(name)) == 1 && probe.script_calls() == base + 2;
     })) << round;

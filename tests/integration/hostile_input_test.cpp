@@ -101,21 +101,21 @@ std::vector<Row> rows() {
        [](Client& c) { c.get_lock("k").remain_time_to_live(); }, errc::wrong_type},
       {"hold_count on a list", {{"RPUSH", "k", "x"}}, [](Client& c) { c.get_lock("k").hold_count(); },
        errc::wrong_type},
-      {"is_held_by_current_thread on a read-write lock", {{"HSET", "k", "mode", "read", "o:1", "1"}},
-       [](Client& c) { c.get_lock("k").is_held_by_current_thread(); }, errc::wrong_type},
+      {"is_held on a read-write lock", {{"HSET", "k", "mode", "read", "o:1", "1"}},
+       [](Client& c) { c.get_lock("k").is_held(); }, errc::wrong_type},
       {"read_lock().is_locked on a plain lock", {{"HSET", "k", "o:1", "1"}},
        [](Client& c) { c.get_read_write_lock("k").read_lock().is_locked(); }, errc::wrong_type},
       {"MultiLock::is_locked with a member on a string", {{"SET", "k", "v"}},
        [](Client& c) { MultiLock{c.get_lock("free"), c.get_lock("k")}.is_locked(); }, errc::wrong_type},
 
       // Durations: NaN is no lease and no wait.
-      {"NaN lease", {}, [nan](Client& c) { c.get_lock("k").lock(std::chrono::duration<double>(nan)); },
+      {"NaN lease", {}, [nan](Client& c) { c.get_lock("k").lock(lock_options().with_lease(std::chrono::duration<double>(nan))); },
        errc::invalid_argument},
       {"NaN wait", {}, [nan](Client& c) { c.get_lock("k").try_lock_for(std::chrono::duration<double, std::milli>(nan)); },
        errc::invalid_argument},
-      {"NaN lease of try_lock_until", {},
+      {"NaN lease of a bounded try_lock", {},
        [nan](Client& c) {
-         c.get_lock("k").try_lock_until(std::chrono::steady_clock::now(), std::chrono::duration<float>(nan));
+         c.get_lock("k").try_lock(lock_options().with_wait(0ms).with_lease(std::chrono::duration<float>(nan)));
        },
        errc::invalid_argument},
 
@@ -219,14 +219,14 @@ TEST_F(HostileInput, DeadlineAtMinIsOneAttempt) {
   Lock lock = client.get_lock("until-min");
   Client other_client{fast_config(server)};
   Lock theirs = other_client.get_lock("until-min");
-  ASSERT_TRUE(theirs.try_lock_async(7, 0ms, 10s).get());
+  ASSERT_TRUE(theirs.try_lock_async(7, lock_options().with_wait(0ms).with_lease(10s)).get());
   auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(lock.try_lock_until(std::chrono::steady_clock::time_point::min()));
   EXPECT_FALSE(lock.try_lock_until(std::chrono::system_clock::time_point::min()));
   EXPECT_FALSE(lock.try_lock_until(std::chrono::time_point<std::chrono::system_clock, std::chrono::hours>::min()));
   EXPECT_LT(elapsed_ms(start), 1000);
   theirs.unlock_async(7).get();
-  EXPECT_TRUE(lock.try_lock_until(std::chrono::steady_clock::time_point::min(), 5s));
+  EXPECT_TRUE(lock.try_lock_until(std::chrono::steady_clock::time_point::min()));
   lock.unlock();
 }
 
@@ -284,7 +284,7 @@ TEST_F(HostileInput, RefusedSubscribeFallsBackToPolling) {
   };
   Client limited{config};
   Lock holder = client.get_lock("no-sub");
-  ASSERT_TRUE(holder.try_lock_async(3, 0ms, 20s).get());
+  ASSERT_TRUE(holder.try_lock_async(3, lock_options().with_wait(0ms).with_lease(20s)).get());
   auto connections = [&] {
     auto info = probe.command({"INFO", "stats"}).str;
     auto at = info.find("total_connections_received:");

@@ -107,9 +107,9 @@ TEST(InPlace, ABlockingCallDoesNotOvertakeACallQueuedBeforeIt) {
   for (int round = 0; round < 50; ++round) {
     std::promise<std::error_code> locked;
     // Queued for the I/O thread (a completion callback must run there)...
-    lock.lock_async(owner, [&locked](std::error_code error) { locked.set_value(error); });
+    lock.lock_async(owner, {}, [&locked](std::error_code error) { locked.set_value(error); });
     // ...so this query, made after it, must see its hold.
-    EXPECT_TRUE(lock.is_held_by_thread(owner)) << "round " << round;
+    EXPECT_TRUE(lock.is_held(owner)) << "round " << round;
     ASSERT_FALSE(locked.get_future().get());
     lock.unlock_async(owner).get();
   }
@@ -180,7 +180,7 @@ TEST(InPlace, AnotherThreadsCallbackNeverRunsOnAWaitingCaller) {
   thread_id owner = new_owner_id();
   for (int round = 0; round < 200; ++round) {
     std::promise<std::thread::id> done;
-    other.lock_async(owner, [&done](std::error_code) { done.set_value(std::this_thread::get_id()); });
+    other.lock_async(owner, {}, [&done](std::error_code) { done.set_value(std::this_thread::get_id()); });
     ran_on.insert(done.get_future().get());
     std::promise<std::thread::id> released;
     other.unlock_async(owner, [&released](std::error_code) { released.set_value(std::this_thread::get_id()); });
@@ -216,7 +216,7 @@ TEST(InPlace, RenewalsRunWhileACallerWaitsForItsAnswers) {
   EXPECT_EQ(lost.load(), 0);
   RedisProbe probe(server);
   EXPECT_TRUE(probe.exists("in-place-held")) << "the held lock expired: renewals did not run";
-  EXPECT_TRUE(held.is_held_by_thread(current_thread_id()));
+  EXPECT_TRUE(held.is_held(current_thread_id()));
   held.unlock();
 }
 

@@ -19,13 +19,13 @@ TEST(Lease, FixedLeaseExpiresByItselfAndUnlockThenFailsTyped) {
   Lock lock = client.get_lock("short");
   Event lost;
   std::error_code cause;
-  lock.add_lost_listener([&](const LockLost& event) {
+  auto listening = lock.subscribe_lost([&](const LockLost& event) {
     cause = event.cause;
     lost.set();
   });
 
   auto taken = std::chrono::steady_clock::now();
-  lock.lock(200ms);
+  lock.lock(lock_options().with_lease(200ms));
   EXPECT_TRUE(probe.exists("short"));
   EXPECT_LE(lock.valid_until(), taken + 200ms + 50ms);
   // The lease runs out on the server and the holder is told.
@@ -52,7 +52,7 @@ TEST(Lease, WatchdogKeepsAHeldLockAliveAndStopsAtUnlock) {
   Client client{config};
   Lock lock = client.get_lock("renewed");
   Event lost;
-  lock.add_lost_listener([&](const LockLost&) { lost.set(); });
+  auto listening = lock.subscribe_lost([&](const LockLost&) { lost.set(); });
 
   lock.lock();
   auto start = std::chrono::steady_clock::now();
@@ -64,7 +64,7 @@ TEST(Lease, WatchdogKeepsAHeldLockAliveAndStopsAtUnlock) {
     EXPECT_GT(ttl, 0);
     EXPECT_LE(ttl, 300);
   }
-  EXPECT_TRUE(lock.is_held_by_current_thread());
+  EXPECT_TRUE(lock.is_held());
   EXPECT_GT(lock.valid_until(), std::chrono::steady_clock::now());
   EXPECT_FALSE(lost.is_set());
 
@@ -179,8 +179,11 @@ TEST(Lease, ARenewalCallWithManyOwnersJudgesEachHold) {
   Lock write = rw2.write_lock();
   std::atomic<int> lost_c{0};
   std::atomic<int> lost_other{0};
-  c.add_lost_listener([&](const LockLost&) { ++lost_c; });
-  for (Lock* other : {&a, &b, &d, &read, &write}) other->add_lost_listener([&](const LockLost&) { ++lost_other; });
+  auto listening = c.subscribe_lost([&](const LockLost&) { ++lost_c; });
+  std::vector<LostSubscription> listening_others;
+  for (Lock* other : {&a, &b, &d, &read, &write}) {
+    listening_others.push_back(other->subscribe_lost([&](const LockLost&) { ++lost_other; }));
+  }
   a.lock_async(one).get();
   b.lock_async(one).get();
   c.lock_async(two).get();
@@ -216,7 +219,7 @@ TEST(Lease, DeletingTheKeyFiresTheLostLockCallback) {
   Event lost;
   LockLost seen;
   std::mutex mutex;
-  lock.add_lost_listener([&](const LockLost& event) {
+  auto listening = lock.subscribe_lost([&](const LockLost& event) {
     std::lock_guard<std::mutex> guard(mutex);
     seen = event;
     lost.set();
@@ -241,7 +244,7 @@ TEST(Lease, NoConfirmedRenewalForAWholeLeaseIsALoss) {
   Lock lock = client.get_lock("unconfirmed");
   Event lost;
   std::error_code cause;
-  lock.add_lost_listener([&](const LockLost& event) {
+  auto listening = lock.subscribe_lost([&](const LockLost& event) {
     cause = event.cause;
     lost.set();
   });
@@ -266,7 +269,7 @@ TEST(Lease, AnotherOwnerTakingTheKeyIsALoss) {
   Client client{config};
   Lock lock = client.get_lock("hijacked");
   Event lost;
-  lock.add_lost_listener([&](const LockLost&) { lost.set(); });
+  auto listening = lock.subscribe_lost([&](const LockLost&) { lost.set(); });
   lock.lock();
   probe.command({"DEL", "hijacked"});
   probe.command({"HSET", "hijacked", "someone-else:1", "1"});

@@ -56,10 +56,10 @@ class Listeners : public ::testing::Test {
 TEST_F(Listeners, EveryListenerHearsALossAndRemovedOnesDoNot) {
   Lock lock = client.get_lock("many");
   std::atomic<int> first{0}, second{0}, removed{0}, unsubscribed{0}, kept{0};
-  lock.add_lost_listener([&](const LockLost&) { ++first; });
-  client.get_lock("many").add_lost_listener([&](const LockLost&) { ++second; });  // another handle, same lock
-  auto gone = lock.add_lost_listener([&](const LockLost&) { ++removed; });
-  lock.remove_lost_listener(gone);
+  auto listening = lock.subscribe_lost([&](const LockLost&) { ++first; });
+  auto listening_too = client.get_lock("many").subscribe_lost([&](const LockLost&) { ++second; });  // another handle, same lock
+  auto gone = lock.subscribe_lost([&](const LockLost&) { ++removed; });
+  gone.reset();
   auto subscription = lock.subscribe_lost([&](const LockLost&) { ++unsubscribed; });
   subscription.reset();
   EXPECT_FALSE(subscription);
@@ -75,9 +75,9 @@ TEST_F(Listeners, EveryListenerHearsALossAndRemovedOnesDoNot) {
 TEST_F(Listeners, AThrowingListenerIsCaughtAndLoggedAndTheOthersStillHear) {
   Lock lock = client.get_lock("throwing");
   std::atomic<int> heard{0};
-  lock.add_lost_listener([](const LockLost&) { throw std::runtime_error("listener boom"); });
-  lock.add_lost_listener([](const LockLost&) { throw 42; });
-  lock.add_lost_listener([&](const LockLost&) { ++heard; });
+  auto listening = lock.subscribe_lost([](const LockLost&) { throw std::runtime_error("listener boom"); });
+  auto listening_too = lock.subscribe_lost([](const LockLost&) { throw 42; });
+  auto listening_also = lock.subscribe_lost([&](const LockLost&) { ++heard; });
   lose(lock);
   EXPECT_EQ(heard, 1);
   EXPECT_TRUE(log->contains("listener boom"));
@@ -93,7 +93,7 @@ TEST_F(Listeners, AThrowingLoggerNeverEndsTheProcess) {
   };
   Client noisy{config};
   Lock lock = noisy.get_lock("noisy");
-  lock.add_lost_listener([](const LockLost&) { throw std::runtime_error("listener boom"); });
+  auto listening = lock.subscribe_lost([](const LockLost&) { throw std::runtime_error("listener boom"); });
   {
     std::lock_guard<Lock> guard(lock);
     probe.command({"DEL", "noisy"});
@@ -132,9 +132,9 @@ TEST_F(Listeners, CompletionCallbacksWorkInsideAListener) {
     }
     checked_error = lock.unlock_checked();
     lock.unlock();  // starts a release (of nothing: this thread holds nothing), never throws or hangs
-    lock.lock_async(owner, [&, lock](std::error_code error) mutable {
+    lock.lock_async(owner, {}, [&, lock](std::error_code error) mutable {
       relock_error = error;
-      lock.is_held_by_thread_async(owner, [&](std::error_code, bool held) {
+      lock.is_held_async(owner, [&](std::error_code, bool held) {
         held_after = held;
         queried.set();
       });
@@ -156,7 +156,7 @@ TEST_F(Listeners, CallbacksGetBadInputAndShutDownErrors) {
   Lock lock = client.get_lock("bad");
   Event done;
   std::error_code error;
-  lock.lock_async(0, [&](std::error_code e) {
+  lock.lock_async(0, {}, [&](std::error_code e) {
     error = e;
     done.set();
   });
@@ -169,7 +169,7 @@ TEST_F(Listeners, CallbacksGetBadInputAndShutDownErrors) {
   }();
   std::error_code after;
   bool called = false;
-  orphan.try_lock_async(1, 0ms, [&](std::error_code e, bool) {
+  orphan.try_lock_async(1, lock_options().with_wait(0ms), [&](std::error_code e, bool) {
     after = e;
     called = true;
   });
@@ -186,8 +186,8 @@ TEST_F(Listeners, EveryQueryHasAnAsyncTwin) {
   lock.lock_async(owner).get();
   EXPECT_EQ(lock.hold_count_async(owner).get(), 2);
   EXPECT_EQ(lock.hold_count_async(owner + 1).get(), 0);
-  EXPECT_TRUE(lock.is_held_by_thread_async(owner).get());
-  EXPECT_FALSE(lock.is_held_by_thread_async(current_thread_id()).get());
+  EXPECT_TRUE(lock.is_held_async(owner).get());
+  EXPECT_FALSE(lock.is_held_async(current_thread_id()).get());
   EXPECT_TRUE(lock.is_locked_async().get());
   EXPECT_TRUE(lock.remain_time_to_live_async().get().has_value());
 
@@ -214,7 +214,7 @@ TEST_F(Listeners, ADroppedLockAsyncFutureGivesTheHoldBack) {
   EXPECT_TRUE(eventually([&] { return lock.valid_until(owner) == std::chrono::steady_clock::time_point{}; }, 2s));
 
   // Completed before it was dropped: waited for, never collected.
-  auto ready = lock.try_lock_async(owner, 0ms);
+  auto ready = lock.try_lock_async(owner, lock_options().with_wait(0ms));
   ASSERT_EQ(ready.wait_for(2s), std::future_status::ready);
   EXPECT_TRUE(probe.exists("dropped"));
   ready = {};
@@ -249,7 +249,7 @@ TEST_F(Listeners, ACollectedHoldIsKept) {
     future.get();
     EXPECT_FALSE(future.valid());
   }
-  EXPECT_TRUE(lock.is_held_by_thread(owner));
+  EXPECT_TRUE(lock.is_held(owner));
   EXPECT_GT(lock.valid_until(owner), std::chrono::steady_clock::now());
   lock.unlock_async(owner).get();
 }
@@ -258,12 +258,12 @@ TEST_F(Listeners, ADroppedMultiLockAcquireGivesEveryMemberBack) {
   MultiLock multi{client.get_lock("md:a"), client.get_lock("md:b")};
   thread_id owner = new_owner_id();
   { auto ignored = multi.lock_async(owner); }
-  { auto ignored = multi.try_lock_async(owner, 1s); }
+  { auto ignored = multi.try_lock_async(owner, lock_options().with_wait(1s)); }
   EXPECT_TRUE(eventually([&] { return !probe.exists("md:a") && !probe.exists("md:b"); }, 3s))
       << "an abandoned hold is still there";
   EXPECT_TRUE(eventually([&] { return multi.valid_until(owner) == std::chrono::steady_clock::time_point{}; }, 2s));
   // Collected: kept.
-  ASSERT_TRUE(multi.try_lock_async(owner, 1s).get());
+  ASSERT_TRUE(multi.try_lock_async(owner, lock_options().with_wait(1s)).get());
   EXPECT_TRUE(probe.exists("md:a"));
   multi.unlock_async(owner).get();
 }
@@ -274,7 +274,7 @@ TEST_F(Listeners, MultiLockCompletionCallbacks) {
   Event locked, queried, unlocked;
   std::error_code lock_error = make_error_code(errc::invalid_argument), unlock_error = lock_error;
   bool is_locked = false;
-  multi.try_lock_async(owner, 1s, [&](std::error_code error, bool acquired) {
+  multi.try_lock_async(owner, lock_options().with_wait(1s), [&](std::error_code error, bool acquired) {
     lock_error = error;
     EXPECT_TRUE(acquired);
     locked.set();

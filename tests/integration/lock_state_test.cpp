@@ -47,7 +47,7 @@ TEST_F(LockState, LockReentryAndUnlockLeaveRedissonsHashAndTtl) {
 
 TEST_F(LockState, FixedLeaseIsTheKeysTtl) {
   Lock lock = client.get_lock("fixed");
-  ASSERT_TRUE(lock.try_lock_for(0ms, 5s));
+  ASSERT_TRUE(lock.try_lock(lock_options().with_wait(0ms).with_lease(5s)));
   long long ttl = probe.pttl("fixed");
   EXPECT_GT(ttl, 4'000);
   EXPECT_LE(ttl, 5'000);
@@ -71,15 +71,15 @@ TEST_F(LockState, HashTaggedNamesKeepTheirOwnTag) {
 TEST_F(LockState, QueriesReflectTheServer) {
   Lock lock = client.get_lock("queries");
   EXPECT_FALSE(lock.is_locked());
-  EXPECT_FALSE(lock.is_held_by_current_thread());
+  EXPECT_FALSE(lock.is_held());
   EXPECT_EQ(lock.hold_count(), 0);
   EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point{});
   auto before = std::chrono::steady_clock::now();
   lock.lock();
   EXPECT_TRUE(lock.is_locked());
-  EXPECT_TRUE(lock.is_held_by_current_thread());
-  EXPECT_TRUE(lock.is_held_by_thread(current_thread_id()));
-  EXPECT_FALSE(lock.is_held_by_thread(current_thread_id() + 1000));
+  EXPECT_TRUE(lock.is_held());
+  EXPECT_TRUE(lock.is_held(current_thread_id()));
+  EXPECT_FALSE(lock.is_held(current_thread_id() + 1000));
   EXPECT_GE(lock.valid_until(), before + 30s);
   EXPECT_LE(lock.valid_until(), std::chrono::steady_clock::now() + 30s);
   lock.unlock();
@@ -104,11 +104,11 @@ TEST_F(LockState, AsyncTwinsTakeAnExplicitOwner) {
   lock.lock_async(owner).get();
   EXPECT_EQ(probe.hgetall("async"),
             (std::map<std::string, std::string>{{client.id() + ":" + std::to_string(owner), "1"}}));
-  EXPECT_FALSE(lock.is_held_by_current_thread());
+  EXPECT_FALSE(lock.is_held());
   // Another thread unlocks on the owner's behalf.
   std::thread([&] { lock.unlock_async(owner).get(); }).join();
   EXPECT_FALSE(probe.exists("async"));
-  EXPECT_TRUE(lock.try_lock_async(owner, 0ms, 2s).get());
+  EXPECT_TRUE(lock.try_lock_async(owner, lock_options().with_wait(0ms).with_lease(2s)).get());
   EXPECT_LE(probe.pttl("async"), 2'000);
   lock.unlock_async(owner).get();
 }

@@ -102,7 +102,7 @@ TEST(MultiLock, MembersAreAskedInParallel) {
   ASSERT_FALSE(multi.is_locked());  // both connections are up
 
   slow.pause();
-  auto pending = multi.try_lock_async(current_thread_id(), 3s);
+  auto pending = multi.try_lock_async(current_thread_id(), lock_options().with_wait(3s));
   // The first member's server answers nothing, yet the second member is asked.
   bool asked = eventually([&] { return fast_probe.exists("p:fast"); }, 800ms);
   slow.resume();
@@ -121,7 +121,7 @@ TEST(MultiLock, MembersOnSeveralServersAndAFixedLeaseForAll) {
   Client c2{fast_config(s2)};
   MultiLock multi{c1.get_lock("lease:a"), c2.get_lock("lease:b")};
   auto before = std::chrono::steady_clock::now();
-  ASSERT_TRUE(multi.try_lock_for(1s, 1'500ms));
+  ASSERT_TRUE(multi.try_lock(lock_options().with_wait(1s).with_lease(1'500ms)));
   // Taken with a longer lease while the attempt ran, then all given the caller's.
   for (auto* probe : {&p1, &p2}) {
     auto key = probe == &p1 ? "lease:a" : "lease:b";
@@ -145,7 +145,7 @@ TEST(MultiLock, TheWatchdogRenewsEveryMember) {
   Client client{config};
   MultiLock multi{client.get_lock("w:a"), client.get_lock("w:b")};
   Event lost;
-  multi.add_lost_listener([&](const LockLost&) { lost.set(); });
+  auto listening = multi.subscribe_lost([&](const LockLost&) { lost.set(); });
   multi.lock();
   auto start = std::chrono::steady_clock::now();
   // Time is the subject: hold for three whole leases.
@@ -169,7 +169,7 @@ TEST(MultiLock, ALostMemberFiresTheCallbackOnce) {
   std::mutex mutex;
   std::vector<LockLost> seen;
   Event lost;
-  multi.add_lost_listener([&](const LockLost& event) {
+  auto listening = multi.subscribe_lost([&](const LockLost& event) {
     std::lock_guard<std::mutex> guard(mutex);
     seen.push_back(event);
     lost.set();
@@ -262,8 +262,8 @@ TEST(MultiLock, BadInputIsRefusedAndChangesNothing) {
   };
   expect_code(errc::not_owner, [&] { multi.unlock_async(current_thread_id()).get(); });
   expect_code(errc::invalid_argument, [&] { multi.try_lock_for(-1ms); });
-  expect_code(errc::invalid_argument, [&] { multi.lock(0ms); });
-  expect_code(errc::invalid_argument, [&] { multi.try_lock_for(1s, -5ms); });
+  expect_code(errc::invalid_argument, [&] { multi.lock(lock_options().with_lease(0ms)); });
+  expect_code(errc::invalid_argument, [&] { multi.try_lock(lock_options().with_wait(1s).with_lease(-5ms)); });
   expect_code(errc::invalid_argument, [&] { multi.try_lock_async(0).get(); });
   EXPECT_EQ(probe.command_calls("evalsha") + probe.command_calls("eval"), scripts);
   EXPECT_EQ(probe.keys("*"), std::vector<std::string>{});
@@ -313,7 +313,7 @@ TEST(MultiLock, BlockingCallOnAnIOThreadFailsInsteadOfDeadlocking) {
   Lock watched = client.get_lock("io:watched");
   Event done;
   std::error_code seen;
-  watched.add_lost_listener([&](const LockLost&) {
+  auto listening = watched.subscribe_lost([&](const LockLost&) {
     try {
       multi.try_lock();  // runs on the I/O thread
     } catch (const Error& error) {

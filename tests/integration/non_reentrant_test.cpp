@@ -52,13 +52,13 @@ TEST_P(NonReentrant, TheHolderAskingAgainFailsAtOnceAndNothingChanges) {
   }
 
   expect_would_deadlock(name, [&] { lock.lock(); });
-  expect_would_deadlock(name, [&] { lock.lock(5s); });
+  expect_would_deadlock(name, [&] { lock.lock(lock_options().with_lease(5s)); });
   expect_would_deadlock(name, [&] { lock.try_lock(); });
   expect_would_deadlock(name, [&] { lock.try_lock_for(2s); });
   expect_would_deadlock(name, [&] { lock.lock_async(current_thread_id()).get(); });
   std::error_code error;
   Event done;
-  lock.try_lock_async(current_thread_id(), 1s, [&](std::error_code e, bool) {
+  lock.try_lock_async(current_thread_id(), lock_options().with_wait(1s), [&](std::error_code e, bool) {
     error = e;
     done.set();
   });

@@ -192,7 +192,7 @@ TEST_F(Observed, AWaiterWokenByItsTimerWhenTheHoldersLeaseRunsOut) {
   Client holder{fast_config(server)};
   Client client{observed_config()};
   // A fixed lease that simply runs out: nobody publishes an unlock message.
-  holder.get_lock("timer").lock(300ms);
+  holder.get_lock("timer").lock(lock_options().with_lease(300ms));
   Lock lock = client.get_lock("timer");
   ASSERT_TRUE(lock.try_lock_for(5s));
   lock.unlock();
@@ -212,7 +212,7 @@ TEST_F(Observed, TimedOutCancelledAndFailedAcquiresAreTold) {
   EXPECT_FALSE(lock.try_lock_for(100ms));
 
   cancel_source cancel;
-  std::thread waiter([&] { EXPECT_THROW(lock.lock(cancel.token()), Error); });
+  std::thread waiter([&] { EXPECT_THROW(lock.lock(lock_options().with_cancel(cancel.token())), Error); });
   ASSERT_TRUE(eventually([&] { return subscribers(probe, "redisson_lock__channel:{busy}") == 1; }));
   cancel.cancel();
   waiter.join();
@@ -379,7 +379,7 @@ TEST_F(Observed, AHookThatThrowsIsLoggedAndTheLockStillWorks) {
   Client client{config};
   Lock lock = client.get_lock("throwing-hook");
   lock.lock();
-  EXPECT_TRUE(lock.is_held_by_current_thread());
+  EXPECT_TRUE(lock.is_held());
   lock.unlock();
   std::lock_guard<std::mutex> guard(*logged_mutex);
   ASSERT_EQ(logged->size(), 1u);

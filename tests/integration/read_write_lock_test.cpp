@@ -68,7 +68,7 @@ TEST_F(ReadWriteLockTest, ReadHoldsLeaveRedissonsHashHoldKeysAndTtl) {
   // Another owner reads too, with a short fixed lease: the hash lives as
   // long as the longest hold.
   Lock their_read = other.get_read_write_lock(name).read_lock();
-  ASSERT_TRUE(their_read.try_lock_async(77, 0ms, 5s).get());
+  ASSERT_TRUE(their_read.try_lock_async(77, lock_options().with_wait(0ms).with_lease(5s)).get());
   EXPECT_EQ(probe.hgetall(name), (fields{{"mode", "read"}, {me, "2"}, {them, "1"}}));
   EXPECT_LE(probe.pttl(hold_key(name, them, 1)), 5'000);
   EXPECT_GT(probe.pttl(hold_key(name, them, 1)), 4'000);
@@ -109,8 +109,8 @@ TEST_F(ReadWriteLockTest, WriteHoldsLeaveRedissonsHashAndPublishOneOnTheLast) {
   EXPECT_EQ(probe.hgetall(name), (fields{{"mode", "write"}, {me + ":write", "2"}}));
   EXPECT_EQ(write.hold_count(), 2);
   EXPECT_EQ(rw.read_lock().hold_count(), 0);
-  EXPECT_TRUE(write.is_held_by_current_thread());
-  EXPECT_FALSE(rw.read_lock().is_held_by_current_thread());
+  EXPECT_TRUE(write.is_held());
+  EXPECT_FALSE(rw.read_lock().is_held());
   EXPECT_TRUE(write.is_locked());
   EXPECT_FALSE(rw.read_lock().is_locked());
 
@@ -136,24 +136,24 @@ TEST_F(ReadWriteLockTest, MatrixAcrossOwners) {
   const thread_id them = 11, sibling = 12;
 
   my_read.lock();
-  EXPECT_TRUE(their_read.try_lock_async(them, 0ms).get()) << "read + read share";
-  EXPECT_TRUE(my_read.try_lock_async(sibling, 0ms).get()) << "read + read share within a client";
+  EXPECT_TRUE(their_read.try_lock_async(them, lock_options().with_wait(0ms)).get()) << "read + read share";
+  EXPECT_TRUE(my_read.try_lock_async(sibling, lock_options().with_wait(0ms)).get()) << "read + read share within a client";
   EXPECT_TRUE(my_read.is_locked());
   EXPECT_FALSE(my_write.is_locked());
-  EXPECT_FALSE(their_write.try_lock_async(them + 100, 0ms).get()) << "read excludes write";
-  EXPECT_FALSE(my_write.try_lock_async(sibling + 100, 100ms).get()) << "read excludes write";
+  EXPECT_FALSE(their_write.try_lock_async(them + 100, lock_options().with_wait(0ms)).get()) << "read excludes write";
+  EXPECT_FALSE(my_write.try_lock_async(sibling + 100, lock_options().with_wait(100ms)).get()) << "read excludes write";
   their_read.unlock_async(them).get();
   my_read.unlock_async(sibling).get();
   my_read.unlock();
   EXPECT_FALSE(probe.exists(name));
 
   my_write.lock();
-  EXPECT_FALSE(their_read.try_lock_async(them, 0ms).get()) << "write excludes read";
-  EXPECT_FALSE(their_write.try_lock_async(them, 0ms).get()) << "write excludes write";
-  EXPECT_FALSE(my_read.try_lock_async(sibling, 0ms).get()) << "write excludes another thread's read";
-  EXPECT_FALSE(my_write.try_lock_async(sibling, 100ms).get()) << "write excludes another thread's write";
+  EXPECT_FALSE(their_read.try_lock_async(them, lock_options().with_wait(0ms)).get()) << "write excludes read";
+  EXPECT_FALSE(their_write.try_lock_async(them, lock_options().with_wait(0ms)).get()) << "write excludes write";
+  EXPECT_FALSE(my_read.try_lock_async(sibling, lock_options().with_wait(0ms)).get()) << "write excludes another thread's read";
+  EXPECT_FALSE(my_write.try_lock_async(sibling, lock_options().with_wait(100ms)).get()) << "write excludes another thread's write";
   my_write.unlock();
-  EXPECT_TRUE(their_write.try_lock_async(them, 0ms).get());
+  EXPECT_TRUE(their_write.try_lock_async(them, lock_options().with_wait(0ms)).get());
   their_write.unlock_async(them).get();
   EXPECT_FALSE(probe.exists(name));
 }
@@ -171,7 +171,7 @@ TEST_F(ReadWriteLockTest, WriterMayReadAndDowngrades) {
   read.lock();  // write then read by the same owner: allowed
   EXPECT_EQ(probe.hgetall(name), (fields{{"mode", "write"}, {me + ":write", "1"}, {me, "1"}}));
   EXPECT_TRUE(probe.exists(hold_key(name, me, 1)));
-  EXPECT_FALSE(their_read.try_lock_async(21, 0ms).get());
+  EXPECT_FALSE(their_read.try_lock_async(21, lock_options().with_wait(0ms)).get());
   write.lock();  // re-entering the write lock while also reading: fine
   EXPECT_EQ(write.hold_count(), 2);
   write.unlock();
@@ -185,11 +185,11 @@ TEST_F(ReadWriteLockTest, WriterMayReadAndDowngrades) {
   auto messages = recorder.wait_for(1, 2s);
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_EQ(messages[0].payload, "1");
-  EXPECT_TRUE(read.is_held_by_current_thread());
+  EXPECT_TRUE(read.is_held());
   EXPECT_TRUE(read.is_locked());
 
-  EXPECT_TRUE(their_read.try_lock_async(21, 0ms).get()) << "other readers join after a downgrade";
-  EXPECT_FALSE(their_write.try_lock_async(22, 0ms).get());
+  EXPECT_TRUE(their_read.try_lock_async(21, lock_options().with_wait(0ms)).get()) << "other readers join after a downgrade";
+  EXPECT_FALSE(their_write.try_lock_async(22, lock_options().with_wait(0ms)).get());
   their_read.unlock_async(21).get();
   read.unlock();
   EXPECT_FALSE(probe.exists(name));
@@ -210,7 +210,7 @@ TEST_F(ReadWriteLockTest, UpgradeFailsAtOnceWithItsTypedError) {
   ASSERT_EQ(refused.wait_for(1s), std::future_status::ready) << "the upgrade is waiting for itself";
   expect_would_deadlock([&] { refused.get(); });
   expect_would_deadlock([&] { write.lock(); });
-  expect_would_deadlock([&] { write.lock(10s); });
+  expect_would_deadlock([&] { write.lock(lock_options().with_lease(10s)); });
   expect_would_deadlock([&] { write.try_lock(); });
   expect_would_deadlock([&] { write.try_lock_for(5s); });
   EXPECT_EQ(probe.hgetall(name), (fields{{"mode", "read"}, {me, "1"}})) << "a refused upgrade changes nothing";
@@ -262,7 +262,7 @@ TEST_F(ReadWriteLockTest, WriteReleaseWakesEveryWaitingReaderReadReleaseAWriter)
   Lock write = client.get_read_write_lock(name).write_lock();
   Lock their_read = other.get_read_write_lock(name).read_lock();
   Lock their_write = other.get_read_write_lock(name).write_lock();
-  write.lock(60s);  // only a wake-up can explain a fast hand-over
+  write.lock(lock_options().with_lease(60s));  // only a wake-up can explain a fast hand-over
 
   // Three readers waiting in one client, on one subscription. The first
   // finds nobody subscribed: a try, the subscription, a re-try, then it
@@ -308,8 +308,8 @@ TEST_F(ReadWriteLockTest, WatchdogKeepsManyReadersAliveAndStopsAfterTheirRelease
   Lock a_read = a.get_read_write_lock(name).read_lock();
   Lock b_read = b.get_read_write_lock(name).read_lock();
   Event lost;
-  a_read.add_lost_listener([&](const LockLost&) { lost.set(); });
-  b_read.add_lost_listener([&](const LockLost&) { lost.set(); });
+  auto listening = a_read.subscribe_lost([&](const LockLost&) { lost.set(); });
+  auto listening_too = b_read.subscribe_lost([&](const LockLost&) { lost.set(); });
   const std::vector<std::string> hold_keys{name + ":" + owner_of(a, 1) + ":rwlock_timeout:1",
                                            name + ":" + owner_of(a, 1) + ":rwlock_timeout:2",
                                            name + ":" + owner_of(a, 2) + ":rwlock_timeout:1",
@@ -353,7 +353,7 @@ TEST_F(ReadWriteLockTest, WatchdogReportsALostReadHold) {
   Client watched{config};
   Lock read = watched.get_read_write_lock(name).read_lock();
   Event lost;
-  read.add_lost_listener([&](const LockLost& event) {
+  auto listening = read.subscribe_lost([&](const LockLost& event) {
     if (event.cause == errc::lease_expired) lost.set();
   });
   read.lock();
@@ -394,11 +394,11 @@ TEST_F(ReadWriteLockTest, FixedLeasesExpireByThemselves) {
   const std::string name = "leased";
   ReadWriteLock rw = client.get_read_write_lock(name);
   const std::string me = owner_of(client, current_thread_id());
-  ASSERT_TRUE(rw.read_lock().try_lock_for(0ms, 2s));
+  ASSERT_TRUE(rw.read_lock().try_lock(lock_options().with_wait(0ms).with_lease(2s)));
   EXPECT_LE(probe.pttl(hold_key(name, me, 1)), 2'000);
   EXPECT_LE(probe.pttl(name), 2'000);
   rw.read_lock().unlock();
-  ASSERT_TRUE(rw.write_lock().try_lock_for(0ms, 200ms));
+  ASSERT_TRUE(rw.write_lock().try_lock(lock_options().with_wait(0ms).with_lease(200ms)));
   EXPECT_LE(probe.pttl(name), 200);
   EXPECT_TRUE(eventually([&] { return !probe.exists(name); }, 2s));
   EXPECT_TRUE(other.get_read_write_lock(name).write_lock().try_lock());

@@ -170,7 +170,7 @@ TEST(RedLock, ValidUntilIsTheRoundStartPlusLeaseMinusDrift) {
   RedLock lock = mine.red_lock("valid");
   EXPECT_EQ(lock.valid_until(), std::chrono::steady_clock::time_point{});
   auto before = std::chrono::steady_clock::now();
-  lock.lock(10s);
+  lock.lock(lock_options().with_lease(10s));
   auto after = std::chrono::steady_clock::now();
   auto valid = lock.valid_until();
   auto drift = 102ms;  // 1% of the lease + 2 ms
@@ -320,14 +320,14 @@ TEST(RedLock, ANodeThatMissesItsBudgetIsATimedOutNo) {
   nodes.server(2).pause();
   auto start = std::chrono::steady_clock::now();
   EXPECT_TRUE(lock.try_lock()) << "2 of 3 answered";
-  lock.lock(2s);
+  lock.lock(lock_options().with_lease(2s));
   EXPECT_LT(elapsed_ms(start), 500);
   lock.unlock();
   lock.unlock();
 
   nodes.server(1).pause();
   start = std::chrono::steady_clock::now();
-  Error error = expect_error([&] { lock.try_lock_for(0ms, 2s); });
+  Error error = expect_error([&] { lock.try_lock(lock_options().with_wait(0ms).with_lease(2s)); });
   auto took = elapsed_ms(start);
   std::string what = error.what();
   EXPECT_EQ(error.code(), errc::quorum_not_reached) << what;
@@ -362,7 +362,7 @@ TEST(RedLock, ANodeRestartedEmptyDuringAWatchdogHoldGetsTheKeyBack) {
   Side mine(nodes, short_watchdog);
   RedLock lock = mine.red_lock("phoenix");
   Event lost;
-  lock.add_lost_listener([&](const LockLost&) { lost.set(); });
+  auto listening = lock.subscribe_lost([&](const LockLost&) { lost.set(); });
   lock.lock();
   // lock() returns once a majority holds it; wait for the third node too.
   ASSERT_TRUE(eventually([&] {
@@ -392,7 +392,7 @@ TEST(RedLock, LosingTheMajorityFiresTheCallback) {
   std::mutex mutex;
   std::vector<LockLost> seen;
   Event lost;
-  lock.add_lost_listener([&](const LockLost& event) {
+  auto listening = lock.subscribe_lost([&](const LockLost& event) {
     std::lock_guard<std::mutex> guard(mutex);
     seen.push_back(event);
     lost.set();
@@ -553,7 +553,7 @@ TEST(RedLock, AMovedFromHandleRefusesEveryCall) {
   EXPECT_EQ(expect_error([&] { lock.lock_async(current_thread_id()).get(); }).code(), errc::invalid_argument);
   EXPECT_EQ(expect_error([&] { lock.unlock_async(current_thread_id()).get(); }).code(), errc::invalid_argument);
   std::error_code code;
-  lock.try_lock_async(current_thread_id(), 0ms, [&](std::error_code error, bool) { code = error; });
+  lock.try_lock_async(current_thread_id(), lock_options().with_wait(0ms), [&](std::error_code error, bool) { code = error; });
   EXPECT_EQ(code, errc::invalid_argument);
   lock.unlock();
   EXPECT_EQ(lock.unlock_checked(), errc::invalid_argument);
@@ -577,7 +577,7 @@ TEST(RedLock, AWaitCanBeCancelled) {
   cancel_source source;
   auto waiting = std::async(std::launch::async, [&]() -> std::error_code {
     try {
-      lock.lock(source.token());
+      lock.lock(lock_options().with_cancel(source.token()));
     } catch (const Error& error) {
       return error.code();
     }
@@ -636,7 +636,7 @@ TEST(RedLock, GuardsAndAsyncTwins) {
   }
   EXPECT_EQ(nodes.with_key("twins"), 0);
   constexpr thread_id owner = 777;
-  EXPECT_TRUE(lock.try_lock_async(owner, 1s, 5s).get());
+  EXPECT_TRUE(lock.try_lock_async(owner, lock_options().with_wait(1s).with_lease(5s)).get());
   EXPECT_TRUE(eventually([&] { return nodes.probe(0).hgetall("twins").count(mine.field(0, owner)) == 1; }));
   EXPECT_GT(lock.valid_until(owner), std::chrono::steady_clock::now());
   std::thread other([&] { lock.unlock_async(owner).get(); });

@@ -99,7 +99,7 @@ TEST(ReplicaSync, AServerWithoutReplicasRefusesLocksUnsentAndSaysWhy) {
   // tries after which it used to fail.
   int misses_before = seen.sync_misses();
   cancel_source cancel;
-  auto waiting = lock.lock_async(current_thread_id(), cancel.token());
+  auto waiting = lock.lock_async(current_thread_id(), lock_options().with_cancel(cancel.token()));
   EXPECT_EQ(waiting.wait_for(1500ms), std::future_status::timeout) << "lock() ended while refused";
   cancel.cancel();
   try {
@@ -155,7 +155,7 @@ TEST(ReplicaSync, AStoppedReplicaFailsAcquiresAndHoldsBackRenewals) {
   auto valid_at_pause = held.valid_until();
   ASSERT_TRUE(eventually([&] { return seen.unsynced_renewals() > 0; }, 3s));
   EXPECT_EQ(held.valid_until(), valid_at_pause) << "a renewal no replica has extended the hold";
-  EXPECT_TRUE(held.is_held_by_current_thread());
+  EXPECT_TRUE(held.is_held());
 
   Lock refused = client.get_lock("acquired-while-stopped");
   auto started = steady::now();
@@ -228,7 +228,7 @@ TEST_P(ReplicaSyncFailover, AHoldTheReplicaNeverHadIsLostOnlyWhenReplicaSyncIsOf
   group.wait_for_master(1, 20s);
   ASSERT_TRUE(lost.wait_for(10s)) << "the promoted replica had the hold";
   EXPECT_EQ(cause, errc::lease_expired);
-  EXPECT_FALSE(lock.is_held_by_current_thread());
+  EXPECT_FALSE(lock.is_held());
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ReplicaSyncFailover,

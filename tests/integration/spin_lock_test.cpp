@@ -54,7 +54,7 @@ TEST_F(SpinLockTest, LocksLayoutNoSubscriptionAndReleasesPublishNothing) {
   EXPECT_EQ(lock.hold_count(), 2);
 
   // A waiter polls: it runs the acquire script again and again and never subscribes.
-  auto waiting = theirs.try_lock_async(7, 10s);
+  auto waiting = theirs.try_lock_async(7, lock_options().with_wait(10s));
   const std::string waiter = owner_of(other, 7);
   ASSERT_TRUE(eventually([&] { return log.runs(detail::scripts::lock_acquire, waiter) >= 3; }));
   EXPECT_EQ(subscribers(probe, channel(name)), 1) << "only the test's recorder listens";
@@ -91,7 +91,7 @@ TEST_F(SpinLockTest, WaitersBackOffExponentiallyAndEachSleepEndsWithTheWait) {
   // sleeps; a waiter that did not back off would try hundreds of times.
   SpinLock lock = client.get_spin_lock(name);
   auto start = std::chrono::steady_clock::now();
-  EXPECT_FALSE(lock.try_lock_async(2, 300ms).get());
+  EXPECT_FALSE(lock.try_lock_async(2, lock_options().with_wait(300ms)).get());
   auto took = elapsed_ms(start);
   EXPECT_GE(took, 300);
   EXPECT_LT(took, 450) << "the last sleep ran past the wait";
@@ -101,7 +101,7 @@ TEST_F(SpinLockTest, WaitersBackOffExponentiallyAndEachSleepEndsWithTheWait) {
 
   // Constant: one attempt per delay.
   SpinLock steady = client.get_spin_lock(name, SpinBackoff::constant(100ms));
-  EXPECT_FALSE(steady.try_lock_async(3, 350ms).get());
+  EXPECT_FALSE(steady.try_lock_async(3, lock_options().with_wait(350ms)).get());
   attempts = log.runs(detail::scripts::lock_acquire, owner_of(client, 3));
   EXPECT_GE(attempts, 4);
   EXPECT_LE(attempts, 5);
@@ -109,15 +109,15 @@ TEST_F(SpinLockTest, WaitersBackOffExponentiallyAndEachSleepEndsWithTheWait) {
   // A sleep is capped by the time the wait has left...
   SpinLock slow = client.get_spin_lock(name, SpinBackoff::constant(std::chrono::seconds(5)));
   start = std::chrono::steady_clock::now();
-  EXPECT_FALSE(slow.try_lock_async(4, 100ms).get());
+  EXPECT_FALSE(slow.try_lock_async(4, lock_options().with_wait(100ms)).get());
   EXPECT_LT(elapsed_ms(start), 300);
   EXPECT_EQ(log.runs(detail::scripts::lock_acquire, owner_of(client, 4)), 2) << "one try, one at the deadline";
 
   // ... and by the holder's lease: a free lock is found when the lease ends.
   holder.get_lock(name).force_unlock();
-  holder.get_lock(name).lock_async(1, 300ms).get();
+  holder.get_lock(name).lock_async(1, lock_options().with_lease(300ms)).get();
   start = std::chrono::steady_clock::now();
-  EXPECT_TRUE(slow.try_lock_async(4, 3s).get());
+  EXPECT_TRUE(slow.try_lock_async(4, lock_options().with_wait(3s)).get());
   EXPECT_LT(elapsed_ms(start), 1'000);
   slow.unlock_async(4).get();
 }

@@ -96,7 +96,7 @@ TEST(WaitUntilConnected, RefusesANegativeTimeoutAndTheIoThread) {
   // would block the thread that answers it.
   Lock lock = client.get_lock("on-the-io-thread");
   std::promise<std::error_code> seen;
-  lock.try_lock_async(current_thread_id(), 0ms, [&](std::error_code, bool) {
+  lock.try_lock_async(current_thread_id(), lock_options().with_wait(0ms), [&](std::error_code, bool) {
     try {
       client.wait_until_connected(1s);
       seen.set_value({});

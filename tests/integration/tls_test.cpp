@@ -53,7 +53,7 @@ class Tls : public ::testing::Test {
     lock.lock();
     RedisProbe probe(server);
     EXPECT_EQ(probe.hgetall(name).size(), 1u);
-    EXPECT_TRUE(lock.is_held_by_current_thread());
+    EXPECT_TRUE(lock.is_held());
     lock.unlock();
     EXPECT_FALSE(probe.exists(name));
   }

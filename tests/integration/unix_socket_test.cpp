@@ -41,7 +41,7 @@ TEST(UnixSocket, LockAndUnlock) {
   lock.lock();
   RedisProbe probe(server);
   EXPECT_EQ(probe.hgetall("sock:lock").size(), 1u);
-  EXPECT_TRUE(lock.is_held_by_current_thread());
+  EXPECT_TRUE(lock.is_held());
   lock.unlock();
   EXPECT_FALSE(probe.exists("sock:lock"));
   // The client's connections really are on the socket: none of them is TCP.

@@ -197,13 +197,9 @@ function(check_shared_library library soversion)
     endif()
     # Members of public classes may name internal types (a private
     # constructor taking a core); anything else naming warden::detail is an
-    # internal that leaked, except what public inline code calls: the cancel
-    # state behind cancel_source/cancel_token, and the release of an
-    # abandoned AcquireFuture.
+    # internal that leaked: public inline code reaches no internal function.
     if(symbol MATCHES "^warden::detail::" OR (NOT symbol MATCHES "^warden::" AND symbol MATCHES "warden::detail::"))
-      if(NOT symbol MATCHES "warden::detail::(cancel_state|abandon)")
-        list(APPEND unexpected "${symbol}")
-      endif()
+      list(APPEND unexpected "${symbol}")
     endif()
   endforeach()
   message(STATUS "libwarden exports ${total} symbols, ${public} of them in namespace warden")

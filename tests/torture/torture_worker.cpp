@@ -264,7 +264,7 @@ int main(int argc, char** argv) {
           } else if (kind == "fenced") {
             warden::FencedLock& one = fenced[index];
             lock = {[&one, &token](milliseconds wait) {
-                      auto got = one.try_lock_and_get_token(wait);
+                      auto got = one.try_lock_and_get_token(warden::lock_options().with_wait(wait));
                       token = got.value_or(0);
                       return got.has_value();
                     },

@@ -46,7 +46,7 @@ int counter(const std::vector<std::string>& args) {
           FencedLock lock = client.get_fenced_lock(lock_name);
           for (int i = 0; i < iterations; ++i) {
             auto token = lock.lock_and_get_token();
-            std::lock_guard<Lock> guard(lock, std::adopt_lock);
+            std::lock_guard<FencedLock> guard(lock, std::adopt_lock);
             auto last = probe.get(key + ":last-token");
             if (last && std::atoll(last->c_str()) >= token) {
               std::cerr << "token " << token << " is not above the last one written, " << *last << "\n";
