@@ -248,7 +248,7 @@ namespace {
 // While one thread of a Client waits for a lock, every other call of that
 // Client (a query, a try, a callback-form call, another lock's acquire and
 // release) is answered at once: none waits behind the waiter for a timer.
-TEST(EverydayCalls, CallsOfOtherThreadsAreAnsweredWhileAThreadWaits) {
+TEST(EverydayHandoffOtherCalls, CallsOfOtherThreadsAreAnsweredWhileAThreadWaits) {
   RedisServer server;
   Client client{fast_config(server)};
   RedisProbe probe(server);

@@ -12,14 +12,14 @@
 namespace warden::test {
 namespace {
 
-class Guards : public ::testing::Test {
+class Guard : public ::testing::Test {
  protected:
   RedisServer server;
   RedisProbe probe{server};
   Client client{fast_config(server)};
 };
 
-TEST_F(Guards, LockGuardLocksForItsScope) {
+TEST_F(Guard, LockGuardLocksForItsScope) {
   Lock lock = client.get_lock("guarded");
   {
     std::lock_guard<Lock> guard(lock);
@@ -28,7 +28,7 @@ TEST_F(Guards, LockGuardLocksForItsScope) {
   EXPECT_FALSE(probe.exists("guarded"));
 }
 
-TEST_F(Guards, UniqueLockWithTryToLockAndTimedLocking) {
+TEST_F(Guard, UniqueLockWithTryToLockAndTimedLocking) {
   Lock lock = client.get_lock("unique");
   {
     std::unique_lock<Lock> guard(lock, std::try_to_lock);
@@ -49,7 +49,7 @@ TEST_F(Guards, UniqueLockWithTryToLockAndTimedLocking) {
   EXPECT_FALSE(until.owns_lock());
 }
 
-TEST_F(Guards, ScopedLockTakesSeveralLocks) {
+TEST_F(Guard, ScopedLockTakesSeveralLocks) {
   Lock a = client.get_lock("scoped:a");
   Lock b = client.get_lock("scoped:b");
   {
@@ -61,7 +61,7 @@ TEST_F(Guards, ScopedLockTakesSeveralLocks) {
   EXPECT_FALSE(probe.exists("scoped:b"));
 }
 
-TEST_F(Guards, AGuardUnwindingFromAnExceptionReleasesWithoutThrowing) {
+TEST_F(Guard, AGuardUnwindingFromAnExceptionReleasesWithoutThrowing) {
   Lock lock = client.get_lock("unwinding");
   EXPECT_THROW(
       {
@@ -109,7 +109,7 @@ struct Reports {
   }
 };
 
-class LostMidScope : public ::testing::TestWithParam<std::tuple<guard_kind, loss>> {
+class GuardLostMidScope : public ::testing::TestWithParam<std::tuple<guard_kind, loss>> {
  protected:
   Config logged_config() {
     Config config = fast_config(server);
@@ -144,7 +144,7 @@ class LostMidScope : public ::testing::TestWithParam<std::tuple<guard_kind, loss
   Client other{fast_config(server)};
 };
 
-TEST_P(LostMidScope, TheProcessGoesOnAndTheLossIsReported) {
+TEST_P(GuardLostMidScope, TheProcessGoesOnAndTheLossIsReported) {
   auto [kind, way] = GetParam();
   Lock a = client.get_lock("lost:a");
   Lock b = client.get_lock("lost:b");
@@ -207,7 +207,7 @@ TEST_P(LostMidScope, TheProcessGoesOnAndTheLossIsReported) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    EveryGuardEveryLoss, LostMidScope,
+    EveryGuardEveryLoss, GuardLostMidScope,
     ::testing::Combine(::testing::Values(guard_kind::lock_guard, guard_kind::unique_lock, guard_kind::scoped_lock_one,
                                          guard_kind::scoped_lock_two, guard_kind::checked),
                        ::testing::Values(loss::force_unlock, loss::deleted, loss::server_restarted)),
@@ -215,7 +215,7 @@ INSTANTIATE_TEST_SUITE_P(
       return name_of(std::get<0>(info.param)) + "_" + name_of(std::get<1>(info.param));
     });
 
-TEST_F(Guards, EveryLockKindUnderALockGuardSurvivesLosingIt) {
+TEST_F(Guard, EveryLockKindUnderALockGuardSurvivesLosingIt) {
   ReadWriteLock rw = client.get_read_write_lock("kinds:rw");
   std::vector<std::pair<Lock, std::string>> kinds{
       {client.get_fair_lock("kinds:fair"), "kinds:fair"}, {rw.read_lock(), "kinds:rw"}, {rw.write_lock(), "kinds:rw"}};
@@ -233,7 +233,7 @@ TEST_F(Guards, EveryLockKindUnderALockGuardSurvivesLosingIt) {
   }
 }
 
-TEST_F(Guards, UnlockCheckedSaysNotOwnerAndChangesNothing) {
+TEST_F(Guard, UnlockCheckedSaysNotOwnerAndChangesNothing) {
   Lock lock = client.get_lock("never-held");
   Client other{fast_config(server)};
   other.get_lock("never-held").lock();
@@ -243,7 +243,7 @@ TEST_F(Guards, UnlockCheckedSaysNotOwnerAndChangesNothing) {
   EXPECT_EQ(probe.hgetall("never-held"), before);
 }
 
-TEST_F(Guards, MultiLockUnderALockGuardSurvivesALostMember) {
+TEST_F(Guard, MultiLockUnderALockGuardSurvivesALostMember) {
   MultiLock multi{client.get_lock("m:a"), client.get_lock("m:b")};
   Event lost;
   std::error_code cause;
@@ -263,7 +263,7 @@ TEST_F(Guards, MultiLockUnderALockGuardSurvivesALostMember) {
   EXPECT_EQ(multi.unlock_checked(), errc::not_owner);
 }
 
-TEST(RedLockGuard, ARedLockUnderALockGuardSurvivesLosingTheMajority) {
+TEST(GuardRedLock, ARedLockUnderALockGuardSurvivesLosingTheMajority) {
   std::vector<std::unique_ptr<RedisServer>> servers;
   std::vector<std::unique_ptr<Client>> clients;
   std::vector<Lock> members;

@@ -320,7 +320,7 @@ namespace {
 
 // NOAUTH (no password configured for a server that needs one) is an
 // authentication error, and the reason is given in words, never the password.
-TEST(HostileCredentials, AuthenticationErrorsSayWhyAndNeverThePassword) {
+TEST(HostileInputCredentials, AuthenticationErrorsSayWhyAndNeverThePassword) {
   using namespace std::chrono_literals;
   RedisServer server({"--requirepass", "sesame"});
   Config config = Config::from_url("redis://127.0.0.1:" + std::to_string(server.port()));

@@ -115,7 +115,7 @@ struct Recorded {
   }
 };
 
-class Observed : public ::testing::Test {
+class Observer : public ::testing::Test {
  protected:
   Config observed_config() {
     Config config = fast_config(server);
@@ -129,7 +129,7 @@ class Observed : public ::testing::Test {
   Recorded recorded;
 };
 
-TEST_F(Observed, AFreeLockIsOneAttemptAndItsReleaseFreesIt) {
+TEST_F(Observer, AFreeLockIsOneAttemptAndItsReleaseFreesIt) {
   Client client{observed_config()};
   Lock lock = client.get_lock("free");
   lock.lock();
@@ -154,7 +154,7 @@ TEST_F(Observed, AFreeLockIsOneAttemptAndItsReleaseFreesIt) {
   EXPECT_GT(release.latency.count(), 0);
 }
 
-TEST_F(Observed, AReEnteredHoldIsNotFreedByItsFirstRelease) {
+TEST_F(Observer, AReEnteredHoldIsNotFreedByItsFirstRelease) {
   Client client{observed_config()};
   Lock lock = client.get_lock("twice");
   lock.lock();
@@ -167,7 +167,7 @@ TEST_F(Observed, AReEnteredHoldIsNotFreedByItsFirstRelease) {
   EXPECT_TRUE(recorded.releases[1].freed);
 }
 
-TEST_F(Observed, AWaiterWokenByTheUnlockMessageSaysSo) {
+TEST_F(Observer, AWaiterWokenByTheUnlockMessageSaysSo) {
   Client holder{fast_config(server)};
   Client client{observed_config()};
   Lock held = holder.get_lock("message");
@@ -188,7 +188,7 @@ TEST_F(Observed, AWaiterWokenByTheUnlockMessageSaysSo) {
   EXPECT_EQ(acquires[0].last_wake, wake_cause::message);
 }
 
-TEST_F(Observed, AWaiterWokenByItsTimerWhenTheHoldersLeaseRunsOut) {
+TEST_F(Observer, AWaiterWokenByItsTimerWhenTheHoldersLeaseRunsOut) {
   Client holder{fast_config(server)};
   Client client{observed_config()};
   // A fixed lease that simply runs out: nobody publishes an unlock message.
@@ -204,7 +204,7 @@ TEST_F(Observed, AWaiterWokenByItsTimerWhenTheHoldersLeaseRunsOut) {
   EXPECT_GE(acquires[0].waited, std::chrono::milliseconds(100));
 }
 
-TEST_F(Observed, TimedOutCancelledAndFailedAcquiresAreTold) {
+TEST_F(Observer, TimedOutCancelledAndFailedAcquiresAreTold) {
   Client holder{fast_config(server)};
   Client client{observed_config()};
   holder.get_lock("busy").lock();
@@ -233,7 +233,7 @@ TEST_F(Observed, TimedOutCancelledAndFailedAcquiresAreTold) {
   EXPECT_EQ(wrong[0].error, errc::wrong_type);
 }
 
-TEST_F(Observed, EachKindIsNamedAndAFailedReleaseCarriesItsCause) {
+TEST_F(Observer, EachKindIsNamedAndAFailedReleaseCarriesItsCause) {
   Client client{observed_config()};
   FairLock fair = client.get_fair_lock("fair");
   fair.lock();
@@ -272,7 +272,7 @@ TEST_F(Observed, EachKindIsNamedAndAFailedReleaseCarriesItsCause) {
   EXPECT_EQ(recorded.releases[5].kind, lock_kind::spin);
 }
 
-TEST_F(Observed, RenewalBatchesAreSentAndConfirmedAndAGoneHoldIsLost) {
+TEST_F(Observer, RenewalBatchesAreSentAndConfirmedAndAGoneHoldIsLost) {
   Config config = observed_config();
   config.lock_watchdog_timeout = 300ms;  // renewed every 100 ms
   Client client{config};
@@ -318,7 +318,7 @@ TEST_F(Observed, RenewalBatchesAreSentAndConfirmedAndAGoneHoldIsLost) {
   c.unlock();
 }
 
-TEST_F(Observed, ConnectionsReportUpDownFailedAttemptsAndReconnects) {
+TEST_F(Observer, ConnectionsReportUpDownFailedAttemptsAndReconnects) {
   Config config = observed_config();
   config.lock_watchdog_timeout = 300ms;
   Client client{config};
@@ -367,7 +367,7 @@ TEST_F(Observed, ConnectionsReportUpDownFailedAttemptsAndReconnects) {
   ASSERT_TRUE(recorded.wait_until([&] { return both(connection_state::up, true); }));
 }
 
-TEST_F(Observed, AHookThatThrowsIsLoggedAndTheLockStillWorks) {
+TEST_F(Observer, AHookThatThrowsIsLoggedAndTheLockStillWorks) {
   Config config = fast_config(server);
   auto logged = std::make_shared<std::vector<std::string>>();
   auto logged_mutex = std::make_shared<std::mutex>();

@@ -26,7 +26,7 @@ const Kind kinds[] = {
     {"read", [](Client& c, const std::string& n) { return c.get_read_write_lock(n).read_lock(); }},
 };
 
-class TakeBack : public ::testing::TestWithParam<Kind> {};
+class RecoveryTakeBack : public ::testing::TestWithParam<Kind> {};
 
 // Every key but the unlock latches, which releases leave for a while on purpose.
 std::vector<std::string> keys_left(RedisProbe& probe) {
@@ -41,7 +41,7 @@ std::vector<std::string> keys_left(RedisProbe& probe) {
 // it and comes back empty (scripts forgotten). The caller has given up; the
 // take-back of that attempt is still to be sent when the same thread locks
 // again. It must neither delete the new hold nor run after it.
-TEST_P(TakeBack, NeverUndoesTheSameOwnersLaterHold) {
+TEST_P(RecoveryTakeBack, NeverUndoesTheSameOwnersLaterHold) {
   const Kind& kind = GetParam();
   RedisServer server;
   Config config = fast_config(server);
@@ -90,7 +90,7 @@ TEST_P(TakeBack, NeverUndoesTheSameOwnersLaterHold) {
 // A bounded wait whose attempt and settling both go unanswered answers by
 // wait + command_timeout; what the attempt took is taken back once the server
 // answers again, and nothing else is left behind.
-TEST_P(TakeBack, TryLockForAnswersByItsBoundAndWhatItTookIsTakenBack) {
+TEST_P(RecoveryTakeBack, TryLockForAnswersByItsBoundAndWhatItTookIsTakenBack) {
   const Kind& kind = GetParam();
   RedisServer server;
   RedisProbe probe(server);
@@ -201,7 +201,7 @@ TEST(Recovery, ASettledAttemptNeverTakesEffectLate) {
   EXPECT_EQ(probe.hgetall("late").at(owner), "1");
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, TakeBack, ::testing::ValuesIn(kinds),
+INSTANTIATE_TEST_SUITE_P(Kinds, RecoveryTakeBack, ::testing::ValuesIn(kinds),
                          [](const ::testing::TestParamInfo<Kind>& info) { return std::string(info.param.label); });
 
 }  // namespace

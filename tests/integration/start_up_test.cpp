@@ -29,7 +29,7 @@ bool connected_to(RedisProbe& probe, const Client& client) {
   return contains(probe.command({"CLIENT", "LIST"}).str, "name=warden:" + client.id());
 }
 
-TEST(WaitUntilConnected, ReturnsOnceTheServerAnswersWithItsConnectionSetUp) {
+TEST(StartUpWaitUntilConnected, ReturnsOnceTheServerAnswersWithItsConnectionSetUp) {
   RedisServer server;
   RedisProbe probe(server);
   Client client(fast_config(server));
@@ -44,7 +44,7 @@ TEST(WaitUntilConnected, ReturnsOnceTheServerAnswersWithItsConnectionSetUp) {
   lock.unlock();
 }
 
-TEST(WaitUntilConnected, NothingListeningFailsWithConnectionRefusedAtItsTimeout) {
+TEST(StartUpWaitUntilConnected, NothingListeningFailsWithConnectionRefusedAtItsTimeout) {
   RedisServer stand_in;
   auto port = stand_in.port();
   stand_in.stop();  // nobody listens there now
@@ -66,7 +66,7 @@ TEST(WaitUntilConnected, NothingListeningFailsWithConnectionRefusedAtItsTimeout)
   client.wait_until_connected(5s);
 }
 
-TEST(WaitUntilConnected, RefusedCredentialsFailAtOnceNotAtTheTimeout) {
+TEST(StartUpWaitUntilConnected, RefusedCredentialsFailAtOnceNotAtTheTimeout) {
   RedisServer server({"--requirepass", "sesame"});
   Config config = fast_config(server);
   config.password = "wrong";
@@ -83,7 +83,7 @@ TEST(WaitUntilConnected, RefusedCredentialsFailAtOnceNotAtTheTimeout) {
   EXPECT_LT(elapsed_ms(started), 2'000) << "waiting cannot cure a wrong password";
 }
 
-TEST(WaitUntilConnected, RefusesANegativeTimeoutAndTheIoThread) {
+TEST(StartUpWaitUntilConnected, RefusesANegativeTimeoutAndTheIoThread) {
   RedisServer server;
   Client client(fast_config(server));
   try {
@@ -110,7 +110,7 @@ TEST(WaitUntilConnected, RefusesANegativeTimeoutAndTheIoThread) {
   lock.unlock();
 }
 
-TEST(ConnectFailure, APasswordTheServerDoesNotWantIsAnAuthenticationFailureWithTheServersReason) {
+TEST(StartUpConnectFailure, APasswordTheServerDoesNotWantIsAnAuthenticationFailureWithTheServersReason) {
   RedisServer server;  // no requirepass
   RedisProbe probe(server);
   Config config = fast_config(server);
@@ -139,7 +139,7 @@ TEST(ConnectFailure, APasswordTheServerDoesNotWantIsAnAuthenticationFailureWithT
   }
 }
 
-class PlainAgainstTls : public ::testing::Test {
+class StartUpPlainAgainstTls : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     ca_ = std::make_unique<TestCa>();
@@ -165,10 +165,10 @@ class PlainAgainstTls : public ::testing::Test {
   static std::unique_ptr<RedisServer> server_;
 };
 
-std::unique_ptr<TestCa> PlainAgainstTls::ca_;
-std::unique_ptr<RedisServer> PlainAgainstTls::server_;
+std::unique_ptr<TestCa> StartUpPlainAgainstTls::ca_;
+std::unique_ptr<RedisServer> StartUpPlainAgainstTls::server_;
 
-TEST_F(PlainAgainstTls, ALockCallFailsAtConnectWithAHintToUseRediss) {
+TEST_F(StartUpPlainAgainstTls, ALockCallFailsAtConnectWithAHintToUseRediss) {
   Log log;
   Config config = plain_to_tls_port();
   log.watch(config);
@@ -190,7 +190,7 @@ TEST_F(PlainAgainstTls, ALockCallFailsAtConnectWithAHintToUseRediss) {
   EXPECT_FALSE(probe.exists("plain-to-tls"));
 }
 
-TEST_F(PlainAgainstTls, WaitUntilConnectedFailsAtOnceWithTheSameHint) {
+TEST_F(StartUpPlainAgainstTls, WaitUntilConnectedFailsAtOnceWithTheSameHint) {
   Client client(plain_to_tls_port());
   auto started = steady::now();
   try {
@@ -203,7 +203,7 @@ TEST_F(PlainAgainstTls, WaitUntilConnectedFailsAtOnceWithTheSameHint) {
   EXPECT_LT(elapsed_ms(started), 1'500);
 }
 
-TEST_F(PlainAgainstTls, TheSamePortWithRedissServes) {
+TEST_F(StartUpPlainAgainstTls, TheSamePortWithRedissServes) {
   Config config = fast_config(Config::from_url(server_->tls_url()));
   config.tls.ca_file = ca_->ca_cert();
   Client client(config);
@@ -213,7 +213,7 @@ TEST_F(PlainAgainstTls, TheSamePortWithRedissServes) {
   lock.unlock();
 }
 
-TEST(ConnectFailure, AnIpv6HostIsWrittenInBrackets) {
+TEST(StartUpConnectFailure, AnIpv6HostIsWrittenInBrackets) {
   RedisServer server;  // listens on 127.0.0.1 only: [::1]:port refuses
   Config config = fast_config(Config::from_url("redis://[::1]:" + std::to_string(server.port())));
   EXPECT_EQ(config.host, "::1");
@@ -235,7 +235,7 @@ TEST(ConnectFailure, AnIpv6HostIsWrittenInBrackets) {
   }
 }
 
-TEST(ConnectFailure, AUrlHostWithANulIsRefusedAndNothingConnects) {
+TEST(StartUpConnectFailure, AUrlHostWithANulIsRefusedAndNothingConnects) {
   using namespace std::string_literals;
   RedisServer server;
   RedisProbe probe(server);
@@ -264,7 +264,7 @@ TEST(ConnectFailure, AUrlHostWithANulIsRefusedAndNothingConnects) {
   EXPECT_EQ(connections(), before) << "something connected to 127.0.0.1";
 }
 
-TEST(ConnectFailure, AnUpperCaseSchemeConnects) {
+TEST(StartUpConnectFailure, AnUpperCaseSchemeConnects) {
   RedisServer server;
   Client client(fast_config(Config::from_url("REDIS://127.0.0.1:" + std::to_string(server.port()))));
   Lock lock = client.get_lock("upper-case-scheme");

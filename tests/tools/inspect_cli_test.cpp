@@ -75,7 +75,7 @@ class Waiter {
   std::thread thread_;
 };
 
-class Inspect : public ::testing::Test {
+class InspectCli : public ::testing::Test {
  protected:
   ProgramRun inspect(std::vector<std::string> args, input_kind input_from = input_kind::none,
                      const std::string& input = {}) {
@@ -90,7 +90,7 @@ class Inspect : public ::testing::Test {
   Client waiters{fast_config(server)};
 };
 
-TEST_F(Inspect, ALockItsHolderCountClientAndAParkedWaiter) {
+TEST_F(InspectCli, ALockItsHolderCountClientAndAParkedWaiter) {
   Lock lock = holder.get_lock("inspect:lock");
   lock.lock();
   lock.lock();
@@ -120,7 +120,7 @@ TEST_F(Inspect, ALockItsHolderCountClientAndAParkedWaiter) {
   ASSERT_TRUE(eventually([&] { return waiter.acquired(); }));
 }
 
-TEST_F(Inspect, AFairLocksQueueInArrivalOrderWithDeadlines) {
+TEST_F(InspectCli, AFairLocksQueueInArrivalOrderWithDeadlines) {
   FairLock lock = holder.get_fair_lock("inspect:fair");
   lock.lock();
   const std::string channel = "redisson_lock__channel:{inspect:fair}:";
@@ -157,7 +157,7 @@ TEST_F(Inspect, AFairLocksQueueInArrivalOrderWithDeadlines) {
   ASSERT_TRUE(eventually([&] { return second->acquired(); }));
 }
 
-TEST_F(Inspect, AReadWriteLockInReadModeAndInWriteMode) {
+TEST_F(InspectCli, AReadWriteLockInReadModeAndInWriteMode) {
   ReadWriteLock rw = holder.get_read_write_lock("inspect:rw");
   rw.read_lock().lock();
   rw.read_lock().lock();
@@ -186,7 +186,7 @@ TEST_F(Inspect, AReadWriteLockInReadModeAndInWriteMode) {
   EXPECT_TRUE(contains(write.out, "\"writer\":true")) << write.out;
 }
 
-TEST_F(Inspect, AFencedLockShowsItsToken) {
+TEST_F(InspectCli, AFencedLockShowsItsToken) {
   // The layout of a FencedLock: a Lock plus its token counter.
   Lock lock = holder.get_lock("inspect:fenced");
   lock.lock();
@@ -202,7 +202,7 @@ TEST_F(Inspect, AFencedLockShowsItsToken) {
   EXPECT_TRUE(contains(free.out, "token     42")) << free.out;
 }
 
-TEST_F(Inspect, ALockWrittenByRedissonAndKeysThatAreNotLocks) {
+TEST_F(InspectCli, ALockWrittenByRedissonAndKeysThatAreNotLocks) {
   probe.command({"HSET", "inspect:java", "8743c9c0-0795-4907-87fd-6c719a6b4586:57", "1"});
   probe.command({"PEXPIRE", "inspect:java", "30000"});
   auto java = inspect({"inspect:java"});
@@ -219,7 +219,7 @@ TEST_F(Inspect, ALockWrittenByRedissonAndKeysThatAreNotLocks) {
   EXPECT_TRUE(contains(none.out, "\"kind\":\"none\",\"key_type\":\"none\",\"held\":false")) << none.out;
 }
 
-TEST_F(Inspect, WatchRefreshesCountTimes) {
+TEST_F(InspectCli, WatchRefreshesCountTimes) {
   holder.get_lock("inspect:watched").lock();
   auto run = inspect({"--json", "--watch", "--interval", "0.05", "--count", "3", "inspect:watched"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -228,7 +228,7 @@ TEST_F(Inspect, WatchRefreshesCountTimes) {
   EXPECT_EQ(lines, 3) << run.out;
 }
 
-TEST_F(Inspect, ScanListsTheHeldLocksOfAPattern) {
+TEST_F(InspectCli, ScanListsTheHeldLocksOfAPattern) {
   holder.get_lock("inspect:scan:a").lock();
   holder.get_fair_lock("inspect:scan:b").lock();
   holder.get_read_write_lock("inspect:scan:c").read_lock().lock();
@@ -248,7 +248,7 @@ TEST_F(Inspect, ScanListsTheHeldLocksOfAPattern) {
   EXPECT_TRUE(contains(json.out, "\"name\":\"inspect:scan:c\"")) << json.out;
 }
 
-TEST_F(Inspect, ForceUnlockAsksAndThenWakesTheWaiter) {
+TEST_F(InspectCli, ForceUnlockAsksAndThenWakesTheWaiter) {
   Lock lock = holder.get_lock("inspect:force");
   lock.lock();
   Waiter waiter(waiters.get_lock("inspect:force"));
@@ -271,7 +271,7 @@ TEST_F(Inspect, ForceUnlockAsksAndThenWakesTheWaiter) {
   ASSERT_TRUE(eventually([&] { return waiter.acquired(); }, 2s)) << "the waiter was not woken";
 }
 
-TEST_F(Inspect, ForceUnlockWithYesFreesAFairLockForItsHead) {
+TEST_F(InspectCli, ForceUnlockWithYesFreesAFairLockForItsHead) {
   FairLock lock = holder.get_fair_lock("inspect:force-fair");
   lock.lock();
   Waiter head(waiters.get_fair_lock("inspect:force-fair"));
@@ -290,7 +290,7 @@ TEST_F(Inspect, ForceUnlockWithYesFreesAFairLockForItsHead) {
 // tool reads every lock kind, held and waited on, and scans, and the server
 // denies nothing (ACL LOG stays empty). The lock user line of
 // docs/production.md has its own test (integration.Acl).
-TEST_F(Inspect, TheHelpsAclLineIsEnoughToInspectEveryKind) {
+TEST_F(InspectCli, TheHelpsAclLineIsEnoughToInspectEveryKind) {
   auto help = run_program(WARDEN_INSPECT, {"--help"}, 10s);
   ASSERT_EQ(help.exit_code, 0) << help.err;
   std::vector<std::string> argv;
@@ -357,7 +357,7 @@ TEST_F(Inspect, TheHelpsAclLineIsEnoughToInspectEveryKind) {
   lock.unlock();
 }
 
-TEST_F(Inspect, HelpUsageErrorsAndAnUnreachableServer) {
+TEST_F(InspectCli, HelpUsageErrorsAndAnUnreachableServer) {
   auto help = run_program(WARDEN_INSPECT, {"--help"}, 10s);
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_TRUE(contains(help.out, "SYNOPSIS")) << help.out;

@@ -19,27 +19,27 @@ using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 using warden::lock_options;
 
-TEST(LockOptions, AreEmptyByDefault) {
+TEST(ApiShapeLockOptions, AreEmptyByDefault) {
   lock_options options;
   EXPECT_EQ(options.wait(), std::nullopt);
   EXPECT_EQ(options.lease(), std::nullopt);
   EXPECT_FALSE(options.cancel().cancelled());
 }
 
-TEST(LockOptions, TakeAnyDurationRoundedUpToWholeMilliseconds) {
+TEST(ApiShapeLockOptions, TakeAnyDurationRoundedUpToWholeMilliseconds) {
   auto options = lock_options().with_wait(1500us).with_lease(std::chrono::duration<double>(2.5));
   EXPECT_EQ(options.wait(), milliseconds(2));
   EXPECT_EQ(options.lease(), milliseconds(2500));
   EXPECT_EQ(lock_options().with_lease(std::chrono::minutes(2)).lease(), milliseconds(120'000));
 }
 
-TEST(LockOptions, SaturateAndTurnNanIntoAValueEveryAcquireRefuses) {
+TEST(ApiShapeLockOptions, SaturateAndTurnNanIntoAValueEveryAcquireRefuses) {
   EXPECT_EQ(lock_options().with_lease(std::chrono::hours::max()).lease(), milliseconds::max());
   auto nan = std::chrono::duration<double>(std::numeric_limits<double>::quiet_NaN());
   EXPECT_EQ(lock_options().with_wait(nan).wait(), milliseconds::min());
 }
 
-TEST(LockOptions, CarryTheCancellationOfTheirSource) {
+TEST(ApiShapeLockOptions, CarryTheCancellationOfTheirSource) {
   warden::cancel_source source;
   auto options = lock_options().with_cancel(source.token());
   EXPECT_FALSE(options.cancel().cancelled());
@@ -47,7 +47,7 @@ TEST(LockOptions, CarryTheCancellationOfTheirSource) {
   EXPECT_TRUE(options.cancel().cancelled());
 }
 
-TEST(LockOptions, SettersChainAndTheLastOneWins) {
+TEST(ApiShapeLockOptions, SettersChainAndTheLastOneWins) {
   auto options = lock_options().with_wait(1s).with_lease(5s).with_wait(2s);
   EXPECT_EQ(options.wait(), milliseconds(2000));
   EXPECT_EQ(options.lease(), milliseconds(5000));

@@ -25,14 +25,14 @@ struct negative_clock {
   static time_point now() noexcept { return time_point(duration(-4'000'000'000'000'000'000LL)); }
 };
 
-TEST(ToMs, NanBecomesANegativeValueEveryCallerRefuses) {
+TEST(DurationToMs, NanBecomesANegativeValueEveryCallerRefuses) {
   std::chrono::duration<double> nan{std::numeric_limits<double>::quiet_NaN()};
   EXPECT_EQ(to_ms(nan), milliseconds::min());
   std::chrono::duration<float, std::milli> fnan{std::numeric_limits<float>::quiet_NaN()};
   EXPECT_EQ(to_ms(fnan), milliseconds::min());
 }
 
-TEST(ToMs, SaturatesAndRoundsUp) {
+TEST(DurationToMs, SaturatesAndRoundsUp) {
   EXPECT_EQ(to_ms(std::chrono::hours::max()), milliseconds::max());
   EXPECT_EQ(to_ms(std::chrono::hours::min()), milliseconds::min());
   EXPECT_EQ(to_ms(std::chrono::duration<double>(std::numeric_limits<double>::infinity())), milliseconds::max());
@@ -41,7 +41,7 @@ TEST(ToMs, SaturatesAndRoundsUp) {
   EXPECT_EQ(to_ms(std::chrono::duration<double>(0.25)), 250ms);
 }
 
-TEST(Until, ExtremeDeadlinesOfEveryClock) {
+TEST(DurationUntil, ExtremeDeadlinesOfEveryClock) {
   // max(): centuries away, which the acquire treats as waiting for ever.
   const milliseconds century = std::chrono::hours(24 * 365 * 100);
   EXPECT_EQ(until(std::chrono::steady_clock::time_point::min()), 0ms);
@@ -57,7 +57,7 @@ TEST(Until, ExtremeDeadlinesOfEveryClock) {
   EXPECT_EQ(until(double_point(std::chrono::duration<double>(std::nan("")))), 0ms);
 }
 
-TEST(Until, OrdinaryDeadlines) {
+TEST(DurationUntil, OrdinaryDeadlines) {
   EXPECT_EQ(until(std::chrono::steady_clock::now() - 1s), 0ms);
   auto left = until(std::chrono::steady_clock::now() + 10s);
   EXPECT_GT(left, 9s);

@@ -10,7 +10,7 @@ namespace keys = warden::detail::keys;
 
 namespace {
 
-TEST(KeysTagged, WrapsPlainNameKeepsOwnTag) {
+TEST(LockKindKeysTagged, WrapsPlainNameKeepsOwnTag) {
   EXPECT_EQ(keys::tagged("orders"), "{orders}");
   EXPECT_EQ(keys::tagged("{orders}:42"), "{orders}:42");
   // A '{' without a '}' after it is no hash tag (Redis's rule): wrapped.
@@ -21,14 +21,14 @@ TEST(KeysTagged, WrapsPlainNameKeepsOwnTag) {
   }
 }
 
-TEST(KeysFair, QueueAndTimeoutNamesAreRedissons) {
+TEST(LockKindKeysFair, QueueAndTimeoutNamesAreRedissons) {
   EXPECT_EQ(keys::fair_queue("orders:42"), "redisson_lock_queue:{orders:42}");
   EXPECT_EQ(keys::fair_timeouts("orders:42"), "redisson_lock_timeout:{orders:42}");
   EXPECT_EQ(keys::fair_queue("{orders}:42"), "redisson_lock_queue:{orders}:42");
   EXPECT_EQ(keys::fair_timeouts("{orders}:42"), "redisson_lock_timeout:{orders}:42");
 }
 
-TEST(KeysFair, EveryKeyInTheLocksSlot) {
+TEST(LockKindKeysFair, EveryKeyInTheLocksSlot) {
   for (const char* name : {"orders:42", "{orders}:42"}) {
     auto slot = keys::slot(keys::tagged(name));
     EXPECT_EQ(keys::slot(keys::fair_queue(name)), slot) << name;
@@ -37,7 +37,7 @@ TEST(KeysFair, EveryKeyInTheLocksSlot) {
   }
 }
 
-TEST(KeysFenced, TokenCounterIsRedissonsAndInTheLocksSlot) {
+TEST(LockKindKeysFenced, TokenCounterIsRedissonsAndInTheLocksSlot) {
   EXPECT_EQ(keys::fenced_token("orders:42"), "redisson_lock_token:{orders:42}");
   EXPECT_EQ(keys::fenced_token("{orders}:42"), "redisson_lock_token:{orders}:42");
   for (const char* name : {"orders:42", "{orders}:42"}) {
@@ -45,7 +45,7 @@ TEST(KeysFenced, TokenCounterIsRedissonsAndInTheLocksSlot) {
   }
 }
 
-TEST(KeysReadWrite, ChannelAndHoldKeysAreRedissons) {
+TEST(LockKindKeysReadWrite, ChannelAndHoldKeysAreRedissons) {
   EXPECT_EQ(keys::rwlock_channel("doc"), "redisson_rwlock:{doc}");
   EXPECT_EQ(keys::rwlock_channel("{tenant}:doc"), "redisson_rwlock:{tenant}:doc");
   EXPECT_EQ(keys::rwlock_timeout_prefix("doc", "uuid-1:7"), "{doc}:uuid-1:7:rwlock_timeout");

@@ -27,7 +27,7 @@ Reply role_of_master(int replicas) {
   return role;
 }
 
-TEST(ReplicaPolicy, AutomaticIsOnWhereAFailoverCanHappen) {
+TEST(ReplicaSyncPolicy, AutomaticIsOnWhereAFailoverCanHappen) {
   ReplicaSyncConfig config;
   EXPECT_EQ(replica_policy(config, true).mode, replica_sync_mode::at_least_one);
   EXPECT_EQ(replica_policy(config, false).mode, replica_sync_mode::off);
@@ -39,8 +39,8 @@ TEST(ReplicaPolicy, AutomaticIsOnWhereAFailoverCanHappen) {
   EXPECT_EQ(policy.timeout, 250ms);
 }
 
-TEST(ReplicaPolicy, NeededReplicasPerMode) {
-  ReplicaPolicy policy;
+TEST(ReplicaSyncPolicy, NeededReplicasPerMode) {
+  ReplicaSyncPolicy policy;
   policy.mode = replica_sync_mode::at_least_one;
   EXPECT_EQ(policy.needed(3), 1);
   EXPECT_EQ(policy.needed(std::nullopt), 1);
@@ -56,7 +56,7 @@ TEST(ReplicaPolicy, NeededReplicasPerMode) {
   EXPECT_EQ(policy.needed(5), 0);
 }
 
-TEST(AttachedReplicas, ReadFromRole) {
+TEST(ReplicaSyncAttachedReplicas, ReadFromRole) {
   EXPECT_EQ(attached_replicas(role_of_master(0)), 0);
   EXPECT_EQ(attached_replicas(role_of_master(2)), 2);
   // A replica (or anything but a master) has none to offer.
@@ -73,8 +73,8 @@ TEST(AttachedReplicas, ReadFromRole) {
   EXPECT_EQ(attached_replicas(truncated), std::nullopt);
 }
 
-TEST(ReplicaShortfall, SaysWhatFellShort) {
-  ReplicaPolicy policy;
+TEST(ReplicaSyncShortfall, SaysWhatFellShort) {
+  ReplicaSyncPolicy policy;
   policy.mode = replica_sync_mode::at_least_one;
   EXPECT_EQ(too_few_attached("127.0.0.1:6380", 0, 1, policy),
             "127.0.0.1:6380 has 0 replicas attached and replica_sync (at-least-one) needs 1");

@@ -59,7 +59,7 @@ namespace {
 using warden::detail::classify;
 using warden::detail::reply_class;
 
-TEST(Classify, EachCodeHasItsClass) {
+TEST(ReplyClassify, EachCodeHasItsClass) {
   struct Case {
     const char* text;
     reply_class kind;
@@ -88,21 +88,21 @@ TEST(Classify, EachCodeHasItsClass) {
   }
 }
 
-TEST(Classify, CodesAreWholeWords) {
+TEST(ReplyClassify, CodesAreWholeWords) {
   for (const char* text : {"LOADINGX", "WRONGTYPEX oops", "NOAUTHENTICATION", "MOVEDX 1 h:1", "NOPERMS"}) {
     EXPECT_EQ(classify(Reply::make_error(text)), reply_class::other_error) << text;
   }
   EXPECT_EQ(classify(Reply::make_error("BUSY")), reply_class::did_not_run_busy);
 }
 
-TEST(Classify, RepliesThatAreNotErrorsAreOk) {
+TEST(ReplyClassify, RepliesThatAreNotErrorsAreOk) {
   EXPECT_EQ(classify(Reply{}), reply_class::ok);
   EXPECT_EQ(classify(Reply::make_integer(1)), reply_class::ok);
   EXPECT_EQ(classify(Reply::make_string("MOVED 1 h:1")), reply_class::ok);
   EXPECT_EQ(classify(status("LOADING")), reply_class::ok);
 }
 
-TEST(Classify, DidNotRunIsExactlyTheRefusalsBeforeRunning) {
+TEST(ReplyClassify, DidNotRunIsExactlyTheRefusalsBeforeRunning) {
   using warden::detail::did_not_run;
   EXPECT_TRUE(did_not_run(reply_class::did_not_run_noscript));
   EXPECT_FALSE(did_not_run(reply_class::moved));
@@ -111,7 +111,7 @@ TEST(Classify, DidNotRunIsExactlyTheRefusalsBeforeRunning) {
   EXPECT_FALSE(did_not_run(reply_class::ok));
 }
 
-TEST(Classify, RedirectsCarryTheirSlotAndAddress) {
+TEST(ReplyClassify, RedirectsCarryTheirSlotAndAddress) {
   using warden::detail::redirect_of;
   auto moved = redirect_of(Reply::make_error("MOVED 3999 127.0.0.1:6381"));
   ASSERT_TRUE(moved);
@@ -130,7 +130,7 @@ TEST(Classify, RedirectsCarryTheirSlotAndAddress) {
   EXPECT_EQ(unknown->port, 6380);
 }
 
-TEST(Classify, UnreadableRedirectsAreOtherErrors) {
+TEST(ReplyClassify, UnreadableRedirectsAreOtherErrors) {
   using warden::detail::redirect_of;
   for (const char* text : {"MOVED", "MOVED 3999", "MOVED 16384 h:1", "MOVED x h:1", "MOVED 1 h", "MOVED 1 h:0",
                            "MOVED 1 h:65536", "MOVED 1 h:1 extra", "ASK -1 h:1", "MOVED  1 h:1"}) {
@@ -141,7 +141,7 @@ TEST(Classify, UnreadableRedirectsAreOtherErrors) {
   EXPECT_FALSE(redirect_of(Reply::make_string("MOVED 1 h:1")));
 }
 
-TEST(Classify, ErrorDetailIsTheTextAfterTheCode) {
+TEST(ReplyClassify, ErrorDetailIsTheTextAfterTheCode) {
   using warden::detail::error_detail;
   EXPECT_EQ(error_detail(Reply::make_error("WARDEN_WOULD_DEADLOCK  it would wait for itself")),
             "it would wait for itself");
@@ -149,7 +149,7 @@ TEST(Classify, ErrorDetailIsTheTextAfterTheCode) {
   EXPECT_EQ(error_detail(Reply::make_integer(1)), "");
 }
 
-TEST(AuthRefusal, CredentialsAndDatabaseRefusalsArePermanent) {
+TEST(ReplyAuthRefusal, CredentialsAndDatabaseRefusalsArePermanent) {
   using warden::detail::describe_auth_refusal;
   auto wrongpass = describe_auth_refusal(
       "AUTH", Reply::make_error("WRONGPASS invalid username-password pair or user is disabled."), false);
@@ -187,14 +187,14 @@ TEST(AuthRefusal, CredentialsAndDatabaseRefusalsArePermanent) {
   EXPECT_EQ(select.message, "SELECT failed: ERR DB index is out of range");
 }
 
-TEST(AuthRefusal, OtherErrorsAreRetriedLikeAFailedConnect) {
+TEST(ReplyAuthRefusal, OtherErrorsAreRetriedLikeAFailedConnect) {
   auto busy = warden::detail::describe_auth_refusal("AUTH", Reply::make_error("ERR max number of clients reached"),
                                                     false);
   EXPECT_EQ(busy.error, errc::connection_refused);
   EXPECT_EQ(busy.message, "AUTH failed: ERR max number of clients reached");
 }
 
-TEST(DescribeError, ACauseIsSaidOnce) {
+TEST(ReplyDescribeError, ACauseIsSaidOnce) {
   using warden::detail::Response;
   using warden::detail::describe_error;
   Response refused{make_error_code(errc::connection_refused), {}};

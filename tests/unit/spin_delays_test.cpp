@@ -60,13 +60,13 @@ TEST(SpinDelays, LargeMultiplierIsCappedWithoutOverflow) {
   for (int i = 0; i < 100; ++i) EXPECT_EQ(delays.next(), std::chrono::hours(1));
 }
 
-TEST(SpinBackoffCheck, AcceptsTheDocumentedRanges) {
+TEST(SpinDelaysBackoffCheck, AcceptsTheDocumentedRanges) {
   EXPECT_FALSE(spin_backoff_problem(SpinBackoff{}));
   EXPECT_FALSE(spin_backoff_problem(SpinBackoff::constant(1ms)));
   EXPECT_FALSE(spin_backoff_problem(SpinBackoff{1ms, std::chrono::hours(1), 1000, std::chrono::hours(1)}));
 }
 
-TEST(SpinBackoffCheck, NamesTheFieldOutOfRange) {
+TEST(SpinDelaysBackoffCheck, NamesTheFieldOutOfRange) {
   auto problem = [](SpinBackoff b) { return spin_backoff_problem(b).value_or(""); };
   EXPECT_NE(problem({0ms, 128ms, 2, 0ms}).find("initial_delay"), std::string::npos);
   EXPECT_NE(problem({-5ms, 128ms, 2, 0ms}).find("initial_delay"), std::string::npos);

@@ -173,7 +173,7 @@ class TlsSessionTest : public ::testing::Test {
 
 TestCa* TlsSessionTest::ca_ = nullptr;
 
-TEST(TlsServerName, IsTheConfiguredNameElseTheHost) {
+TEST(TlsSessionServerName, IsTheConfiguredNameElseTheHost) {
   warden::Config config = warden::Config::from_url("rediss://cache.example.com:6380");
   EXPECT_EQ(warden::detail::tls_server_name(config), "cache.example.com");
   config.tls.server_name = "redis.internal";
@@ -319,7 +319,7 @@ TEST_F(TlsSessionTest, SystemTrustStoreHonoursSslCertFile) {
 
 // Mutual TLS, at both protocol versions: TLS 1.3 reports a refused client
 // certificate only after the client finished its handshake.
-class MutualTlsTest : public TlsSessionTest, public ::testing::WithParamInterface<int> {
+class TlsSessionMutual : public TlsSessionTest, public ::testing::WithParamInterface<int> {
  protected:
   static ServerSide::Options requiring_client_cert() {
     auto options = good_server();
@@ -330,7 +330,7 @@ class MutualTlsTest : public TlsSessionTest, public ::testing::WithParamInterfac
   }
 };
 
-TEST_P(MutualTlsTest, ClientCertificateAccepted) {
+TEST_P(TlsSessionMutual, ClientCertificateAccepted) {
   auto config = trusting(ca_->ca_cert());
   config.cert_file = ca_->client_cert();
   config.key_file = ca_->client_key();
@@ -347,7 +347,7 @@ TEST_P(MutualTlsTest, ClientCertificateAccepted) {
   EXPECT_EQ(plaintext, "+PONG\r\n");
 }
 
-TEST_P(MutualTlsTest, NoClientCertificateIsAHandshakeFailure) {
+TEST_P(TlsSessionMutual, NoClientCertificateIsAHandshakeFailure) {
   TlsSession client(TlsContext::create(trusting(ca_->ca_cert())), "127.0.0.1");
   ServerSide server(requiring_client_cert());
   std::error_code error = handshake(client, server);
@@ -364,7 +364,7 @@ TEST_P(MutualTlsTest, NoClientCertificateIsAHandshakeFailure) {
       << client.error_text();
 }
 
-TEST_P(MutualTlsTest, ClientCertificateFromAnotherCaIsRefused) {
+TEST_P(TlsSessionMutual, ClientCertificateFromAnotherCaIsRefused) {
   auto config = trusting(ca_->ca_cert());
   config.cert_file = ca_->wrong_ca_client_cert();
   config.key_file = ca_->wrong_ca_client_key();
@@ -381,7 +381,7 @@ TEST_P(MutualTlsTest, ClientCertificateFromAnotherCaIsRefused) {
       << client.error_text();
 }
 
-INSTANTIATE_TEST_SUITE_P(Versions, MutualTlsTest, ::testing::Values(TLS1_2_VERSION, TLS1_3_VERSION),
+INSTANTIATE_TEST_SUITE_P(Versions, TlsSessionMutual, ::testing::Values(TLS1_2_VERSION, TLS1_3_VERSION),
                          [](const auto& info) { return info.param == TLS1_2_VERSION ? "tls1_2" : "tls1_3"; });
 
 TEST_F(TlsSessionTest, PlaintextPeerDoesNotSpeakTls) {

@@ -9,7 +9,7 @@
 
 namespace {
 
-TEST(RandomUuid, IsAVersion4Rfc4122Uuid) {
+TEST(UuidRandom, IsAVersion4Rfc4122Uuid) {
   for (int i = 0; i < 200; ++i) {
     std::string id = warden::detail::random_uuid();
     ASSERT_EQ(id.size(), 36u) << id;
@@ -26,7 +26,7 @@ TEST(RandomUuid, IsAVersion4Rfc4122Uuid) {
   }
 }
 
-TEST(RandomUuid, TheOtherBitsVary) {
+TEST(UuidRandom, TheOtherBitsVary) {
   // 122 random bits: every free nibble position takes more than one value
   // over a few hundred ids, and no id repeats.
   std::set<std::string> seen;

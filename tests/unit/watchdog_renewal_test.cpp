@@ -49,7 +49,7 @@ std::function<void()> keep_renewing(FakeHost& host) {
   };
 }
 
-TEST(Watchdog, RenewsEveryHoldEachThirdOfTheLease) {
+TEST(WatchdogRenewal, RenewsEveryHoldEachThirdOfTheLease) {
   auto host = std::make_shared<FakeHost>(short_lease());
   auto a = std::make_shared<LockCore>(host, "a");
   auto b = std::make_shared<LockCore>(host, "b");
@@ -80,7 +80,7 @@ TEST(Watchdog, RenewsEveryHoldEachThirdOfTheLease) {
   host->shut_down();
 }
 
-TEST(Watchdog, StopsRenewingAReleasedHold) {
+TEST(WatchdogRenewal, StopsRenewingAReleasedHold) {
   auto host = std::make_shared<FakeHost>(short_lease());
   auto a = std::make_shared<LockCore>(host, "a");
   host->holds().acquired(a, owner, std::nullopt, clock::now());
@@ -97,7 +97,7 @@ TEST(Watchdog, StopsRenewingAReleasedHold) {
   host->shut_down();
 }
 
-TEST(Watchdog, ReportsAHoldTheServerNoLongerHasAsLost) {
+TEST(WatchdogRenewal, ReportsAHoldTheServerNoLongerHasAsLost) {
   auto host = std::make_shared<FakeHost>(short_lease());
   auto a = std::make_shared<LockCore>(host, "a");
   std::vector<LockLost> lost;
