@@ -26,7 +26,7 @@
 #include "api/access.hpp"
 #include "api/future_bridge.hpp"
 #include "lock/acquire_claim.hpp"
-#include "lock/limits.hpp"
+#include "base/limits.hpp"
 #include "lock/lock_core.hpp"
 #include "client/client_core.hpp"
 

@@ -9,7 +9,7 @@
 #include <exception>
 
 #include "composite/fan_out.hpp"
-#include "lock/limits.hpp"
+#include "base/limits.hpp"
 #include "lock/validity.hpp"
 #include "lock/lock_host.hpp"
 

@@ -19,7 +19,7 @@
 
 #include "io/backoff.hpp"
 #include "lock/acquire_machine.hpp"
-#include "lock/cancel_state.hpp"
+#include "base/cancel_state.hpp"
 #include "lock/keys.hpp"
 #include "lock/lock_core.hpp"
 #include "lock/lock_events.hpp"

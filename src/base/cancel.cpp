@@ -1,7 +1,7 @@
 // The public cancel_token and cancel_source over the shared cancel_state.
 #include <warden/cancel.hpp>
 
-#include "lock/cancel_state.hpp"
+#include "base/cancel_state.hpp"
 
 namespace warden {
 

@@ -1,4 +1,4 @@
-#include "lock/cancel_state.hpp"
+#include "base/cancel_state.hpp"
 
 #include <condition_variable>
 #include <map>

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "lock/limits.hpp"
+#include "base/limits.hpp"
 
 namespace warden {
 namespace {
