@@ -15,6 +15,7 @@
 
 namespace warden {
 
+/// How much a diagnostic matters, as told to the Config::logger with each message.
 enum class log_level { debug, info, warning, error };
 
 /// Called on the Client's I/O thread, and on a thread inside a blocking call

@@ -144,6 +144,7 @@ constexpr const char* to_string(connection_role role) noexcept {
   return "?";
 }
 
+/// What happened to one of the Client's connections (Observer::on_connection).
 enum class connection_state {
   up,              ///< connected, and the server answered the set-up commands
   down,            ///< a connection that was up dropped; reconnecting
