@@ -194,6 +194,19 @@ void ClientCore::fail_waiters() {
   hooks_.fail_all();
 }
 
+void ClientCore::run_script_once_publish_known(Command command, std::string_view route_key, clock::time_point deadline,
+                                               bool idempotent, reply_handler handler, replica_wait wait) {
+  // Only before the first slot table of a cluster that asks the servers;
+  // such a script could not leave before that table anyway.
+  topology_->when_publish_known(
+      deadline, [this, command = std::move(command), route_key = std::string(route_key), deadline, idempotent,
+                 handler = std::move(handler), wait](Response&& known) mutable {
+        if (known.error) return handler(std::move(known));
+        command.replace_argument(publish_stand_in, topology_->publish_command());
+        topology_->run_script(std::move(command), route_key, deadline, idempotent, std::move(handler), wait);
+      });
+}
+
 std::shared_ptr<LockCore> ClientCore::still_alive(LockCore& core) { return core.weak_from_this().lock(); }
 
 void ClientCore::forget_core(const LockCore& core, std::string_view kind) {

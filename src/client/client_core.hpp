@@ -83,10 +83,16 @@ class ClientCore final : public LockHost, public std::enable_shared_from_this<Cl
   // The topology itself (readiness, closing). Loop thread.
   Topology& router() { return *topology_; }
 
-  // The topology's, routed by the first key.
+  // The topology's, routed by the first key. A script built before the
+  // topology knows its publish command waits until it does, and then has
+  // the stand-in replaced (publish_stand_in).
   using LockHost::run_script;
   void run_script(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
                   reply_handler handler, replica_wait wait = replica_wait::none) override {
+    if (topology_->publish_command() == nullptr) {
+      return run_script_once_publish_known(std::move(command), route_key, deadline, idempotent, std::move(handler),
+                                           wait);
+    }
     topology_->run_script(std::move(command), route_key, deadline, idempotent, std::move(handler), wait);
   }
   void send(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
@@ -161,7 +167,10 @@ class ClientCore final : public LockHost, public std::enable_shared_from_this<Cl
     std::string describe(std::string_view key) const override { return topology->describe(key); }
     std::string server_of(std::string_view key) override { return topology->server_of(key); }
     const std::string& label() const override { return topology->label(); }
-    const char* publish_command() const override { return topology->publish_command(); }
+    const char* publish_command() const override {
+      const char* known = topology->publish_command();
+      return known != nullptr ? known : publish_stand_in;
+    }
     std::uint32_t group_of(std::string_view key) const override { return topology->group_of(key); }
     const std::unique_ptr<Topology>& topology;
   };
@@ -192,6 +201,15 @@ class ClientCore final : public LockHost, public std::enable_shared_from_this<Cl
   std::uint64_t next_ticket_ = 1;
   std::atomic<bool> shut_down_{false};
   std::atomic<bool> closing_{false};  // Client::close began: no new operation
+
+  // What lock code is given as the publish command while the topology does
+  // not know it yet (a cluster before its first slot table): no Redis
+  // command has this name, and run_script() replaces it before the script
+  // leaves.
+  static constexpr const char* publish_stand_in = "\x01warden:publish\x01";
+  // run_script() before the publish command is known (client_core.cpp).
+  void run_script_once_publish_known(Command command, std::string_view route_key, clock::time_point deadline,
+                                     bool idempotent, reply_handler handler, replica_wait wait);
 
   // Fails the operations that wait without a command in flight (parked
   // acquires), each with errc::shut_down. Loop thread.

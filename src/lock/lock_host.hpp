@@ -127,7 +127,9 @@ class HostTopology {
   // What the Client connects to, in words (any thread).
   virtual const std::string& label() const = 0;
   // The command unlock scripts publish with for a key's channel:
-  // "publish", or "spublish" where waiters subscribe to shard channels.
+  // "publish", or "spublish" where waiters subscribe to shard channels
+  // (before a cluster knows which, a stand-in that the host replaces before
+  // the script leaves).
   virtual const char* publish_command() const = 0;
   // Holds whose keys share a group may be renewed by one script (one
   // cluster slot); 0 for a single server.

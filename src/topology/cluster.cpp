@@ -14,12 +14,6 @@
 namespace warden::detail {
 namespace {
 
-// Until the first slot table says whether waiters use shard channels, the
-// publish command of a script is this placeholder, which the router swaps
-// for the real one before the command leaves (commands wait for that table
-// anyway: nothing can be routed without it).
-constexpr std::string_view publish_placeholder = "\x01warden:publish\x01";
-
 // While a master cannot be reached, the table is read this often, so that a
 // failover is followed within a fraction of a second of the cluster's own
 // decision rather than at the next periodic read.
@@ -59,7 +53,9 @@ std::string uncovered_text(const SlotMap& map) {
 struct Cluster::Routed : RoutedCommand {
   explicit Routed(int max_redirects) : redirects(max_redirects) {}
   std::uint16_t slot = 0;
-  bool placeholder = false;  // the command may hold publish_placeholder
+  // No command: a wait for the publish command (when_publish_known), which
+  // is known once a slot table is (got_slots() learns both together).
+  bool publish_wait = false;
   Redirects redirects;
   std::optional<NodeAddress> ask;  // the next send is ASKING + the command, there
 };
@@ -121,7 +117,16 @@ void Cluster::run_script(Command command, std::string_view route_key, clock::tim
   auto routed = std::make_shared<Routed>(config_.max_redirects);
   routed->slot = keys::slot(route_key);
   prepare(*routed, std::move(command), deadline, idempotent, std::move(handler), wait);
-  routed->placeholder = !sharded_.has_value();
+  dispatch(std::move(routed));
+}
+
+void Cluster::when_publish_known(clock::time_point deadline, Connection::Handler done) {
+  if (sharded_ || closed_) return done(Response{closed_ ? make_error_code(errc::shut_down) : std::error_code{}, {}});
+  // Parked as a command would be: it leaves with the first table, or fails
+  // as the commands parked beside it do.
+  auto routed = std::make_shared<Routed>(config_.max_redirects);
+  prepare(*routed, Command{}, deadline, true, std::move(done));
+  routed->publish_wait = true;
   dispatch(std::move(routed));
 }
 
@@ -167,10 +172,7 @@ void Cluster::probe(clock::time_point deadline, probe_done done) {
 
 void Cluster::dispatch(std::shared_ptr<Routed> routed) {
   if (closed_) return routed->handler(Response{make_error_code(errc::shut_down), {}});
-  if (routed->placeholder && sharded_) {
-    routed->command.replace_argument(publish_placeholder, publish_command());
-    routed->placeholder = false;
-  }
+  if (routed->publish_wait && sharded_) return routed->handler(Response{});
   auto reply_to = [this, routed](NodeAddress from) {
     return [this, routed, from = std::move(from)](Response&& response) { answered(routed, from, std::move(response)); };
   };
@@ -181,7 +183,7 @@ void Cluster::dispatch(std::shared_ptr<Routed> routed) {
     return node->send_asking(routed->command, routed->deadline, routed->idempotent, reply_to(to), routed->wait);
   }
   const NodeAddress* master = map_ ? map_->master_of(routed->slot) : nullptr;
-  if (master == nullptr || routed->placeholder) {
+  if (master == nullptr || routed->publish_wait) {
     // No table yet: read one now. A table without a master for the slot
     // (mid-failover): read again soon, not in a loop.
     bool have_table = map_.has_value();
@@ -258,7 +260,7 @@ std::string Cluster::server_of(std::string_view key) {
 }
 
 const char* Cluster::publish_command() const {
-  if (!sharded_) return publish_placeholder.data();
+  if (!sharded_) return nullptr;
   return *sharded_ ? "spublish" : "publish";
 }
 

@@ -41,6 +41,7 @@ class Cluster final : public Topology {
   std::string server_of(std::string_view key) override;
   const std::string& label() const override { return label_; }
   const char* publish_command() const override;
+  void when_publish_known(clock::time_point deadline, Connection::Handler done) override;
   std::uint32_t group_of(std::string_view key) const override;
   void probe(clock::time_point deadline, probe_done done) override;
 

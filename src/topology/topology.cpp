@@ -14,4 +14,9 @@ void Topology::probe(clock::time_point deadline, probe_done done) {
   });
 }
 
+void Topology::when_publish_known(clock::time_point /*deadline*/, Connection::Handler done) {
+  // A topology that knows its publish command from the start.
+  done(Response{});
+}
+
 }  // namespace warden::detail

@@ -61,8 +61,16 @@ class Topology {
   virtual const std::string& label() const = 0;
 
   // The command unlock scripts publish with: "publish", or "spublish" when
-  // waiters subscribe to shard channels (a cluster in sharded pub/sub mode).
+  // waiters subscribe to shard channels (a cluster in sharded pub/sub mode);
+  // nullptr while that is not known (a cluster that asks the servers, before
+  // its first slot table). Loop thread.
   virtual const char* publish_command() const = 0;
+  // Runs `done` once publish_command() is known (at once when it is), with
+  // a Response without error; or, if that does not happen, with the error a
+  // command sent now would get instead (no slot table by `deadline`, no node
+  // gives one, shut down). It carries no command: what needs the publish
+  // command is built after it. Loop thread.
+  virtual void when_publish_known(clock::time_point deadline, Connection::Handler done);
 
   // Holds whose keys share a group may be renewed by one script: a script's
   // keys must all live in one cluster slot. 0 for a single server.
