@@ -40,7 +40,7 @@ TEST(ReplicaSyncPolicy, AutomaticIsOnWhereAFailoverCanHappen) {
 }
 
 TEST(ReplicaSyncPolicy, NeededReplicasPerMode) {
-  ReplicaSyncPolicy policy;
+  ReplicaPolicy policy;
   policy.mode = replica_sync_mode::at_least_one;
   EXPECT_EQ(policy.needed(3), 1);
   EXPECT_EQ(policy.needed(std::nullopt), 1);
@@ -74,7 +74,7 @@ TEST(ReplicaSyncAttachedReplicas, ReadFromRole) {
 }
 
 TEST(ReplicaSyncShortfall, SaysWhatFellShort) {
-  ReplicaSyncPolicy policy;
+  ReplicaPolicy policy;
   policy.mode = replica_sync_mode::at_least_one;
   EXPECT_EQ(too_few_attached("127.0.0.1:6380", 0, 1, policy),
             "127.0.0.1:6380 has 0 replicas attached and replica_sync (at-least-one) needs 1");
