@@ -1,70 +1,9 @@
 // FairLock: Redisson's queue layout, first come first served across
 // processes, wake-ups for the queue head only, and waiters that die or give up.
-#include <gtest/gtest.h>
-
-#include <algorithm>
-#include <fstream>
-#include <future>
-#include <mutex>
-
-#include "api/access.hpp"
-#include "child_process.hpp"
-#include "message_recorder.hpp"
-#include "redis_probe.hpp"
-#include "script_log.hpp"
-#include "test_env.hpp"
-#include "warden_scripts.hpp"
+#include "fair_lock_fixture.hpp"
 
 namespace warden::test {
 namespace {
-
-namespace scripts = detail::scripts;
-
-std::string owner_of(const Client& client, thread_id thread) { return client.id() + ":" + std::to_string(thread); }
-
-std::string queue_key(const std::string& name) { return "redisson_lock_queue:{" + name + "}"; }
-std::string timeout_key(const std::string& name) { return "redisson_lock_timeout:{" + name + "}"; }
-std::string wake_channel(const std::string& name, const std::string& owner) {
-  return "redisson_lock__channel:{" + name + "}:" + owner;
-}
-
-// The server's clock in epoch ms: what the deadlines are written in.
-long long server_ms(RedisProbe& probe) {
-  auto time = probe.command({"TIME"});
-  return std::atoll(time.elements[0].str.c_str()) * 1000 + std::atoll(time.elements[1].str.c_str()) / 1000;
-}
-
-std::vector<std::string> queue_of(RedisProbe& probe, const std::string& name) {
-  std::vector<std::string> out;
-  for (auto& element : probe.command({"LRANGE", queue_key(name), "0", "-1"}).elements) out.push_back(element.str);
-  return out;
-}
-
-std::map<std::string, long long> deadlines_of(RedisProbe& probe, const std::string& name) {
-  std::map<std::string, long long> out;
-  auto reply = probe.command({"ZRANGE", timeout_key(name), "0", "-1", "WITHSCORES"});
-  for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
-    out[reply.elements[i].str] = std::atoll(reply.elements[i + 1].str.c_str());
-  }
-  return out;
-}
-
-class FairLockTest : public ::testing::Test {
- protected:
-  static constexpr long long wait_ms = 30'000;  // waiters re-try every 10 s at most
-
-  Config config() {
-    Config config = fast_config(server);
-    config.fair_lock_wait_timeout = std::chrono::milliseconds{wait_ms};
-    return config;
-  }
-
-  // Every command lands in the slow log, so tests can count script runs.
-  RedisServer server{log_every_command()};
-  RedisProbe probe{server};
-  ScriptLog log{probe, {&scripts::fair_acquire, &scripts::fair_release, &scripts::fair_give_up,
-                        &scripts::fair_force_release}};
-};
 
 TEST_F(FairLockTest, HoldQueueAndHandOverLeaveRedissonsLayout) {
   const std::string name = "fair:orders";
