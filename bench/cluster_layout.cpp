@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "lock/keys.hpp"
-#include "topology/key_slot.hpp"
 #include "redis_sync.hpp"
+#include "topology/key_slot.hpp"
 
 namespace warden_bench {
 
@@ -85,9 +85,7 @@ cluster_layout cluster_layout::read(const warden::Config& config) {
     cluster_master master;
     if (parse_master(line, master)) layout.masters_.push_back(std::move(master));
   }
-  auto lowest = [](const cluster_master& m) {
-    return std::min_element(m.slots.begin(), m.slots.end())->first;
-  };
+  auto lowest = [](const cluster_master& m) { return std::min_element(m.slots.begin(), m.slots.end())->first; };
   std::sort(layout.masters_.begin(), layout.masters_.end(),
             [&](const cluster_master& a, const cluster_master& b) { return lowest(a) < lowest(b); });
   if (layout.masters_.size() > 255) throw std::runtime_error("CLUSTER NODES: more than 255 masters");

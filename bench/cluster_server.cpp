@@ -49,8 +49,8 @@ std::unique_ptr<throwaway_cluster> throwaway_cluster::start(std::size_t masters,
     connection.command({"CLUSTER", "ADDSLOTSRANGE", std::to_string(first), std::to_string(last)});
     if (i > 0) {
       const redis_server& first_node = *cluster->nodes_[0];
-      connection.command({"CLUSTER", "MEET", loopback, std::to_string(first_node.port()),
-                          std::to_string(first_node.cluster_port())});
+      connection.command(
+          {"CLUSTER", "MEET", loopback, std::to_string(first_node.port()), std::to_string(first_node.cluster_port())});
     }
   }
 

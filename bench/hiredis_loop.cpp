@@ -93,10 +93,20 @@ hiredis_loop::hiredis_loop(const warden::Config& config, std::string lock_name, 
   const std::string lease = std::to_string(config.lock_watchdog_timeout.count());
   const std::string latch_ttl = std::to_string((config.command_timeout * (config.retry_attempts + 2)).count());
   const std::string placeholder(id_length, '0');
-  acquire_args_ = {"EVALSHA", scripts::lock_acquire.sha1, "2", lock_name, keys::acquire_cancel(lock_name, placeholder),
-                   lease, owner};
-  release_args_ = {"EVALSHA", scripts::lock_release.sha1, "3",   lock_name, keys::lock_channel(lock_name),
-                   keys::unlock_latch(lock_name, placeholder), lease, owner, publish_command, "0", latch_ttl};
+  acquire_args_ = {
+      "EVALSHA", scripts::lock_acquire.sha1, "2", lock_name, keys::acquire_cancel(lock_name, placeholder), lease,
+      owner};
+  release_args_ = {"EVALSHA",
+                   scripts::lock_release.sha1,
+                   "3",
+                   lock_name,
+                   keys::lock_channel(lock_name),
+                   keys::unlock_latch(lock_name, placeholder),
+                   lease,
+                   owner,
+                   publish_command,
+                   "0",
+                   latch_ttl};
   point_at(acquire_args_, acquire_argv_, acquire_lens_);
   point_at(release_args_, release_argv_, release_lens_);
 

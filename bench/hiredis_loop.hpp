@@ -23,8 +23,8 @@ namespace warden_bench {
 
 // One run of the loop.
 struct loop_result {
-  bool ran = false;     // false: the loop was not run (see error)
-  bool ok = false;      // false: it stopped at a bad reply or an I/O error (see error)
+  bool ran = false;  // false: the loop was not run (see error)
+  bool ok = false;   // false: it stopped at a bad reply or an I/O error (see error)
   std::string error;
   bool paced = false;
   double window_s = 0;

@@ -41,8 +41,8 @@ inline bench_lock make_spin_lock(warden::Client& client, const std::string& name
 template <class C, class = void>
 struct has_fair_lock : std::false_type {};
 template <class C>
-struct has_fair_lock<C, std::void_t<decltype(std::declval<C&>().get_fair_lock(std::string_view{}))>>
-    : std::true_type {};
+struct has_fair_lock<C, std::void_t<decltype(std::declval<C&>().get_fair_lock(std::string_view{}))>> : std::true_type {
+};
 
 // The FairLock factory, or an empty one while FairLock does not exist yet.
 // The template parameter defers the get_fair_lock call to instantiation, so

@@ -2,9 +2,9 @@
 // by the same Redis server. See print_usage() in options.cpp for what it runs.
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -21,7 +21,6 @@
 
 #include "hiredis_loop.hpp"
 #include "lock/keys.hpp"
-#include "topology/key_slot.hpp"
 #include "lock_kinds.hpp"
 #include "options.hpp"
 #include "records.hpp"
@@ -33,6 +32,7 @@
 #include "scenario.hpp"
 #include "server.hpp"
 #include "target.hpp"
+#include "topology/key_slot.hpp"
 
 namespace warden_bench {
 
@@ -201,8 +201,8 @@ std::vector<scenario_spec> plan(const options& opts, std::vector<std::string>& n
 
 // What a reader of a cluster run must know: where the locks were put, how
 // the yardsticks relate to them, what the server figures add up.
-void cluster_notes(const bench_target& target, const std::vector<scenario_spec>& specs,
-                   const std::string& loop_publish, std::vector<std::string>& notes) {
+void cluster_notes(const bench_target& target, const std::vector<scenario_spec>& specs, const std::string& loop_publish,
+                   std::vector<std::string>& notes) {
   namespace keys = warden::detail::keys;
   const auto& layout = *target.layout;
   const std::size_t masters = layout.masters().size();
@@ -213,8 +213,8 @@ void cluster_notes(const bench_target& target, const std::vector<scenario_spec>&
     for (const auto& name : spec.lock_names) ++per_master[layout.master_of_slot(keys::slot(name))];
     std::string counts;
     for (unsigned n : per_master) counts += fmt::format("{}{}", counts.empty() ? "" : " / ", n);
-    spread += fmt::format("; {}'s {} locks: lock i on master i mod {} ({} per master)", spec.name, spec.locks,
-                          masters, counts);
+    spread += fmt::format("; {}'s {} locks: lock i on master i mod {} ({} per master)", spec.name, spec.locks, masters,
+                          counts);
   }
   notes.push_back(fmt::format(
       "Cluster: lock names are picked by slot (warden's detail::keys::slot; a name whose slot another master "
@@ -222,7 +222,8 @@ void cluster_notes(const bench_target& target, const std::vector<scenario_spec>&
       "1-connection bound's key live on master 0 ({}){}.",
       target.home_address, spread));
   notes.push_back(
-      "Cluster: every scenario makes sense here and none is skipped. S1, S2 and P1 take one lock, so one master does their "
+      "Cluster: every scenario makes sense here and none is skipped. S1, S2 and P1 take one lock, so one master does "
+      "their "
       "work as a single server would, but through warden's cluster routing and its pub/sub mode; S3 works every "
       "master. S1 and P1 ÷ the loop set one node against one node; S3 ÷ the loop sets all the masters against one, "
       "and S3 ÷ the 8-connection bound sets them against redis-benchmark --cluster (its 8 connections spread over "
@@ -230,8 +231,9 @@ void cluster_notes(const bench_target& target, const std::vector<scenario_spec>&
   notes.push_back(fmt::format(
       "Cluster: the plain-hiredis loop ran on master 0 alone; its release script's publish command was \"{}\", "
       "what warden sends there ({}).",
-      loop_publish, loop_publish == "spublish" ? "shard channels: waiters SSUBSCRIBE on the lock's master"
-                                               : "classic pub/sub, heard by every node"));
+      loop_publish,
+      loop_publish == "spublish" ? "shard channels: waiters SSUBSCRIBE on the lock's master"
+                                 : "classic pub/sub, heard by every node"));
   notes.push_back(fmt::format(
       "Cluster: redis-server CPU and Redis commands are summed over the {} masters (INFO on each), so they include "
       "the idle masters' cluster-bus upkeep and warden's slot-table reads (CLUSTER SLOTS, every 5 s and counted "
@@ -313,8 +315,7 @@ int run(const options& opts) {
     fmt::print(stderr, "running the plain-hiredis loop for {:g} s...\n", opts.duration_s);
     report.loop = loop.run(duration, std::chrono::nanoseconds::zero(), server_cpu);
     if (selected(opts, "P1")) {
-      fmt::print(stderr, "running the plain-hiredis loop paced ({} ms) for {:g} s...\n", pace.count(),
-                 opts.duration_s);
+      fmt::print(stderr, "running the plain-hiredis loop paced ({} ms) for {:g} s...\n", pace.count(), opts.duration_s);
       report.loop_paced = loop.run(duration, pace, server_cpu);
     }
   } catch (const std::exception& e) {
@@ -377,8 +378,8 @@ int run(const options& opts) {
     warm.duration_s = 0.3;
     fmt::print(stderr, "warming up...\n");
     const auto servers = static_cast<unsigned>(target.servers.size());
-    scenario_spec spec{"warm-up", "1 thread, a lock per server", 1, servers, bound_kind::single_connection,
-                       make_plain_lock};
+    scenario_spec spec{"warm-up", "1 thread, a lock per server", 1,
+                       servers,   bound_kind::single_connection, make_plain_lock};
     for (unsigned i = 0; target.is_cluster() && i < servers; ++i) {
       spec.lock_names.push_back(target.place(fmt::format("{}warm-up:{}", key_prefix, i), i));
     }
@@ -403,12 +404,12 @@ int run(const options& opts) {
   }
   for (auto& line : sink->note()) report.notes.push_back(std::move(line));
   if (report.cpus < contended_threads + 1 + target.servers.size()) {
-    report.notes.push_back(fmt::format(
-        "{} CPUs are shared by the {} worker threads, warden's I/O thread and {} (and by redis-benchmark "
-        "while the bound is measured), so the 8-thread figures include CPU contention on the client side.",
-        report.cpus, contended_threads,
-        target.is_cluster() ? fmt::format("the {} redis-servers of the cluster", target.servers.size())
-                            : std::string("redis-server")));
+    report.notes.push_back(
+        fmt::format("{} CPUs are shared by the {} worker threads, warden's I/O thread and {} (and by redis-benchmark "
+                    "while the bound is measured), so the 8-thread figures include CPU contention on the client side.",
+                    report.cpus, contended_threads,
+                    target.is_cluster() ? fmt::format("the {} redis-servers of the cluster", target.servers.size())
+                                        : std::string("redis-server")));
   }
   if (target.is_cluster()) cluster_notes(target, specs, loop_publish, report.notes);
   report.notes.push_back(

@@ -118,7 +118,8 @@ options parse_options(int argc, char** argv) {
     throw usage_error("--records, --fair and --spin belong to the scenarios, not to --scale/--waiters");
   }
   if (opts.cluster && opts.url) {
-    throw usage_error("--cluster starts a throw-away cluster; for an existing one give --url redis+cluster://... alone");
+    throw usage_error(
+        "--cluster starts a throw-away cluster; for an existing one give --url redis+cluster://... alone");
   }
   return opts;
 }

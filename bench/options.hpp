@@ -11,19 +11,19 @@
 namespace warden_bench {
 
 struct options {
-  std::optional<std::string> url;                        // --url; unset: start a throw-away redis-server
-  bool cluster = false;                                  // --cluster: start a throw-away cluster instead
-  double duration_s = 5;                                 // --duration, per scenario
+  std::optional<std::string> url;                              // --url; unset: start a throw-away redis-server
+  bool cluster = false;                                        // --cluster: start a throw-away cluster instead
+  double duration_s = 5;                                       // --duration, per scenario
   std::vector<std::string> scenarios{"S1", "S2", "S3", "P1"};  // --scenarios, in the order given
-  std::optional<std::string> records_path;               // --records
-  bool fair = false;                                     // --fair
-  bool spin = false;                                     // --spin
-  bool help = false;                                     // --help
+  std::optional<std::string> records_path;                     // --records
+  bool fair = false;                                           // --fair
+  bool spin = false;                                           // --spin
+  bool help = false;                                           // --help
   // The scale modes (issue 14); either or both replace the scenarios above.
-  std::optional<std::size_t> scale;                      // --scale H: hold H locks
-  std::optional<std::size_t> waiters;                    // --waiters N: N parked waiters
-  unsigned periods = 5;                                  // --periods N: renewal periods held (--scale)
-  std::optional<long long> lease_ms;                     // --lease MS: Config::lock_watchdog_timeout
+  std::optional<std::size_t> scale;    // --scale H: hold H locks
+  std::optional<std::size_t> waiters;  // --waiters N: N parked waiters
+  unsigned periods = 5;                // --periods N: renewal periods held (--scale)
+  std::optional<long long> lease_ms;   // --lease MS: Config::lock_watchdog_timeout
 };
 
 // A command line that cannot be understood; what() says why.

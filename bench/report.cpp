@@ -45,14 +45,11 @@ std::string switches_per_pair(const context_switches& switches, std::uint64_t pa
 }
 
 double client_cpu_per_pair_ns(const scenario_result& r) {
-  return r.client_cpu_s >= 0 && r.pairs_in_window > 0
-             ? r.client_cpu_s * 1e9 / static_cast<double>(r.pairs_in_window)
-             : -1;
+  return r.client_cpu_s >= 0 && r.pairs_in_window > 0 ? r.client_cpu_s * 1e9 / static_cast<double>(r.pairs_in_window)
+                                                      : -1;
 }
 
-std::string format_cpu(double ns) {
-  return ns >= 0 ? format_ns(static_cast<std::int64_t>(ns)) : std::string("n/a");
-}
+std::string format_cpu(double ns) { return ns >= 0 ? format_ns(static_cast<std::int64_t>(ns)) : std::string("n/a"); }
 
 const char* verdict(bool pass) { return pass ? "✓ PASS" : "✗ MISS"; }
 const char* mark(bool pass) { return pass ? "✓" : "✗"; }
@@ -177,14 +174,14 @@ void print_scenario_table(std::FILE* out, const report_input& in) {
     return ratio(client_cpu_per_pair_ns(r), loop->per_pair_ns(loop->client_cpu_s));
   });
   auto per_pair = [](double value) { return value >= 0 ? fmt::format("{:.2f}", value) : std::string("n/a"); };
-  row("Redis commands per pair: scripts (EVALSHA + EVAL) / SUBSCRIBE + UNSUBSCRIBE / PUBLISH / all", [&](const scenario_result& r) {
-    return fmt::format("{} / {} / {} / {}", per_pair(r.commands_per_pair({"evalsha", "eval"})),
-                       per_pair(r.commands_per_pair({"subscribe", "unsubscribe", "ssubscribe", "sunsubscribe"})),
-                       per_pair(r.commands_per_pair({"publish", "spublish"})), per_pair(r.all_commands_per_pair()));
-  });
-  row("ticks skipped (paced: a pair ran past the next tick)", [](const scenario_result& r) {
-    return paced(r.spec) ? group_thousands(r.skipped_ticks) : std::string("–");
-  });
+  row("Redis commands per pair: scripts (EVALSHA + EVAL) / SUBSCRIBE + UNSUBSCRIBE / PUBLISH / all",
+      [&](const scenario_result& r) {
+        return fmt::format("{} / {} / {} / {}", per_pair(r.commands_per_pair({"evalsha", "eval"})),
+                           per_pair(r.commands_per_pair({"subscribe", "unsubscribe", "ssubscribe", "sunsubscribe"})),
+                           per_pair(r.commands_per_pair({"publish", "spublish"})), per_pair(r.all_commands_per_pair()));
+      });
+  row("ticks skipped (paced: a pair ran past the next tick)",
+      [](const scenario_result& r) { return paced(r.spec) ? group_thousands(r.skipped_ticks) : std::string("–"); });
   row("mutual-exclusion violations (occupied flag / timestamp overlaps)", [](const scenario_result& r) {
     const std::string text = fmt::format("{} / {}", r.flag_violations, r.timestamp_overlaps);
     return r.violations() == 0 ? text : fmt::format("**{}**", text);
@@ -293,8 +290,9 @@ void print_targets(std::FILE* out, const report_input& in) {
     const bound_result& b = in.bound_single;
     if (b.ok) {
       const double needed = s1_min_share_of_bound * b.pairs_per_s();
-      target_row(out, fmt::format("S1 pairs/s ≥ {:.1f} × (1-connection bound ÷ 2) = {}", s1_min_share_of_bound,
-                                  format_rate(needed)),
+      target_row(out,
+                 fmt::format("S1 pairs/s ≥ {:.1f} × (1-connection bound ÷ 2) = {}", s1_min_share_of_bound,
+                             format_rate(needed)),
                  fmt::format("{} ({} × bound)", format_rate(s1->pairs_per_s), ratio(s1->pairs_per_s, b.pairs_per_s())),
                  s1->pairs_per_s >= needed);
     } else {
@@ -312,16 +310,17 @@ void print_targets(std::FILE* out, const report_input& in) {
 
   // Contention: S2, and its FairLock twin.
   auto takeover = [&](const scenario_result& r, const char* which, std::int64_t value, double limit_ms) {
-    const std::string target = fmt::format("{} takeover wait (hand-off gap) {} ≤ {:g} ms", r.spec.name, which, limit_ms);
+    const std::string target =
+        fmt::format("{} takeover wait (hand-off gap) {} ≤ {:g} ms", r.spec.name, which, limit_ms);
     if (r.handoff_gap.count == 0) return target_row(out, target, "n/a (no owner changes)", false);
     target_row(out, target, format_ns(value), static_cast<double>(value) <= limit_ms * 1e6);
   };
   auto owner_changes = [&](const scenario_result& r) {
     const double changes = r.owner_change_share();
-    target_row(out,
-               fmt::format("{} owner changes ≥ {:g} % of successive acquisitions", r.spec.name,
-                           100 * s2_min_owner_changes),
-               fmt::format("{:.1f} %", changes * 100.0), changes >= s2_min_owner_changes);
+    target_row(
+        out,
+        fmt::format("{} owner changes ≥ {:g} % of successive acquisitions", r.spec.name, 100 * s2_min_owner_changes),
+        fmt::format("{:.1f} %", changes * 100.0), changes >= s2_min_owner_changes);
   };
   if (const auto* s2 = find(in, "S2")) {
     owner_changes(*s2);
@@ -332,9 +331,9 @@ void print_targets(std::FILE* out, const report_input& in) {
     // FairLock hands the lock to the longest waiter: nearly every hand-off
     // changes owner and every thread gets its share.
     owner_changes(*fair);
-    const double balance = fair->per_thread_max == 0 ? 0.0
-                                                      : static_cast<double>(fair->per_thread_min) /
-                                                            static_cast<double>(fair->per_thread_max);
+    const double balance = fair->per_thread_max == 0
+                               ? 0.0
+                               : static_cast<double>(fair->per_thread_min) / static_cast<double>(fair->per_thread_max);
     target_row(out, "S2F per-thread acquisitions min ÷ max ≥ 0.9", fmt::format("{:.2f}", balance), balance >= 0.9);
     takeover(*fair, "p50", fair->handoff_gap.p50, s2_max_handoff_p50_ms);
   }
@@ -344,9 +343,7 @@ void print_targets(std::FILE* out, const report_input& in) {
     // no subscription. Figures only, next to the pub/sub Lock's.
     const auto* s2 = find(in, "S2");
     auto versus = [&](const char* what, double mine, double theirs, const char* unit) {
-      auto text = [&](double v) {
-        return v >= 0 ? fmt::format("{:.2f}{}", v, unit) : std::string("n/a");
-      };
+      auto text = [&](double v) { return v >= 0 ? fmt::format("{:.2f}{}", v, unit) : std::string("n/a"); };
       target_row(out, fmt::format("S2S {} (figure; S2's pub/sub Lock alongside)", what),
                  fmt::format("{} (S2: {})", text(mine), s2 ? text(theirs) : std::string("not run")), std::nullopt);
     };

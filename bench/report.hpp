@@ -13,7 +13,7 @@
 namespace warden_bench {
 
 struct report_input {
-  std::string server;  // where the run went, e.g. "127.0.0.1:40123 (throw-away redis-server 7.0.15, pid 812)"
+  std::string server;      // where the run went, e.g. "127.0.0.1:40123 (throw-away redis-server 7.0.15, pid 812)"
   bool cluster = false;    // server describes a Redis Cluster
   std::string loop_where;  // "host:port" the plain-hiredis loop ran on
   double duration_s = 0;
@@ -32,14 +32,14 @@ struct report_input {
 
 // The targets; the report marks each ✓ PASS or ✗ MISS.
 // Against the redis-benchmark bound:
-inline constexpr double s1_min_share_of_bound = 0.9;   // S1 pairs/s ≥ 0.9 × (1-connection ops/s ÷ 2)
-inline constexpr double s3_min_pairs_per_s = 30'000;   // S3 ≥ 30,000 pairs/s
+inline constexpr double s1_min_share_of_bound = 0.9;  // S1 pairs/s ≥ 0.9 × (1-connection ops/s ÷ 2)
+inline constexpr double s3_min_pairs_per_s = 30'000;  // S3 ≥ 30,000 pairs/s
 // Against the plain-hiredis loop (L: back to back, Lp: paced):
-inline constexpr double s1_min_share_of_loop = 0.85;   // S1 pairs/s ≥ 0.85 × L pairs/s
-inline constexpr double s1_max_cpu_vs_loop = 1.5;      // S1 client CPU/pair ≤ 1.5 × L's
-inline constexpr double p1_max_cpu_vs_loop = 2.0;      // P1 client CPU/pair ≤ 2 × Lp's
-inline constexpr double s3_min_share_of_loop = 1.5;    // S3 pairs/s ≥ 1.5 × L pairs/s
-inline constexpr double s3_max_cpu_vs_loop = 1.0;      // S3 client CPU/pair ≤ L's
+inline constexpr double s1_min_share_of_loop = 0.85;  // S1 pairs/s ≥ 0.85 × L pairs/s
+inline constexpr double s1_max_cpu_vs_loop = 1.5;     // S1 client CPU/pair ≤ 1.5 × L's
+inline constexpr double p1_max_cpu_vs_loop = 2.0;     // P1 client CPU/pair ≤ 2 × Lp's
+inline constexpr double s3_min_share_of_loop = 1.5;   // S3 pairs/s ≥ 1.5 × L pairs/s
+inline constexpr double s3_max_cpu_vs_loop = 1.0;     // S3 client CPU/pair ≤ L's
 // Contention:
 inline constexpr double s2_min_owner_changes = 0.95;   // S2 owner changes ≥ 95 % of successions
 inline constexpr double s2_max_handoff_p50_ms = 1.0;   // S2 hand-off gap p50 ≤ 1 ms

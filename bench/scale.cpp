@@ -134,8 +134,8 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
 
   server_stats stats(server);
   warden::Lock probe_lock = client.get_lock(settings.key_prefix + "probe");
-  const auto probe_capacity = static_cast<std::size_t>(
-      (baseline_length + r.period * (settings.periods + 3)) / probe_pace + 1'000);
+  const auto probe_capacity =
+      static_cast<std::size_t>((baseline_length + r.period * (settings.periods + 3)) / probe_pace + 1'000);
   latency_probe probe(probe_lock, probe_pace, probe_capacity);
   std::vector<std::string> sampled;
   for (std::size_t k = 0; k < std::min(h, pttl_keys); ++k) sampled.push_back(name_of(k * h / std::min(h, pttl_keys)));
@@ -165,8 +165,9 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
     r.baseline_errors = probe.errors();
     if (cpu0 >= 0 && cpu1 >= 0) r.baseline_cpu_share = (cpu1 - cpu0) / r.baseline_s;
     // The INFO call itself is not a script; every script of the window is the probe's.
-    r.scripts_per_probe_pair =
-        probe.samples().empty() ? 2.0 : static_cast<double>(scripts1 - scripts0) / static_cast<double>(probe.samples().size());
+    r.scripts_per_probe_pair = probe.samples().empty() ? 2.0
+                                                       : static_cast<double>(scripts1 - scripts0) /
+                                                             static_cast<double>(probe.samples().size());
   }
 
   // (b) Acquire H locks, up to max_outstanding at once.
@@ -182,12 +183,14 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
     for (std::size_t i = 0; i < h; ++i) {
       gate.enter();
       handles.push_back(client.get_lock(name_of(i)));
-      handles.back().lock_async(owner, {}, [&gate, &errors, name = std::string_view(handles.back().name())](std::error_code e) {
-        if (e) errors.add(e, std::string(name));
-        gate.leave();
-      });
+      handles.back().lock_async(owner, {},
+                                [&gate, &errors, name = std::string_view(handles.back().name())](std::error_code e) {
+                                  if (e) errors.add(e, std::string(name));
+                                  gate.leave();
+                                });
     }
-    if (!gate.drain(std::chrono::minutes(10))) throw std::runtime_error("scale: acquires still outstanding after 10 min");
+    if (!gate.drain(std::chrono::minutes(10)))
+      throw std::runtime_error("scale: acquires still outstanding after 10 min");
     r.acquire_s = seconds_between(t0, now_ns());
     r.acquire_errors = errors.count();
     r.first_acquire_error = errors.first();
@@ -286,7 +289,8 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
         gate.leave();
       });
     }
-    if (!gate.drain(std::chrono::minutes(10))) throw std::runtime_error("scale: releases still outstanding after 10 min");
+    if (!gate.drain(std::chrono::minutes(10)))
+      throw std::runtime_error("scale: releases still outstanding after 10 min");
     r.release_s = seconds_between(t0, now_ns());
     r.release_errors = errors.count();
     r.first_release_error = errors.first();

@@ -33,8 +33,8 @@ struct waiters_settings {
   std::string key_prefix;
 };
 
-waiters_result run_waiters(const warden::Config& client, const warden::Config& server,
-                           const waiters_settings& settings, std::vector<std::string>& notes);
+waiters_result run_waiters(const warden::Config& client, const warden::Config& server, const waiters_settings& settings,
+                           std::vector<std::string>& notes);
 
 // --scale and/or --waiters: opens the target, runs the modes asked for and
 // prints their report on stdout. Returns the exit status (see print_usage).

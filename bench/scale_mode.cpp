@@ -33,13 +33,17 @@ int run_scale_modes(const options& opts) {
     scale = run_scale(target.client, target.home, settings, report.notes);
     report.scale = &scale;
     failed = failed || scale.acquire_errors + scale.release_errors + scale.probe_errors + scale.holds_lost != 0;
-    if (!scale.first_acquire_error.empty()) report.notes.push_back("scale: first acquire error: " + scale.first_acquire_error);
-    if (!scale.first_release_error.empty()) report.notes.push_back("scale: first release error: " + scale.first_release_error);
-    if (!scale.first_probe_error.empty()) report.notes.push_back("scale: first probe error: " + scale.first_probe_error);
+    if (!scale.first_acquire_error.empty())
+      report.notes.push_back("scale: first acquire error: " + scale.first_acquire_error);
+    if (!scale.first_release_error.empty())
+      report.notes.push_back("scale: first release error: " + scale.first_release_error);
+    if (!scale.first_probe_error.empty())
+      report.notes.push_back("scale: first probe error: " + scale.first_probe_error);
     if (!scale.first_lost.empty()) report.notes.push_back("scale: first hold lost: " + scale.first_lost);
     if (!scale.pttl_error.empty()) report.notes.push_back("scale: PTTL sampler: " + scale.pttl_error);
     if (scale.renewal_events_dropped != 0) {
-      report.notes.push_back(fmt::format("scale: {} renewal events were not recorded (log full)", scale.renewal_events_dropped));
+      report.notes.push_back(
+          fmt::format("scale: {} renewal events were not recorded (log full)", scale.renewal_events_dropped));
     }
   }
   waiters_result waiters;
@@ -54,7 +58,8 @@ int run_scale_modes(const options& opts) {
              waiters.waiter_errors + waiters.holder_release_errors + waiters.unlock_errors + waiters.holds_lost +
                      waiters.second_errors !=
                  0;
-    if (!waiters.first_waiter_error.empty()) report.notes.push_back("waiters: first error: " + waiters.first_waiter_error);
+    if (!waiters.first_waiter_error.empty())
+      report.notes.push_back("waiters: first error: " + waiters.first_waiter_error);
   }
   report.load_at_end = load_average();
 
@@ -72,7 +77,8 @@ int run_scale_modes(const options& opts) {
         "process's CPU over the windows less its CPU share in the baseline (the probe and the I/O work it "
         "causes) and the PTTL sampler thread's own: a difference of two noisy figures, shown as a cross-check.");
     report.notes.push_back(
-        "The target ⌈H / batch⌉ uses Config::lock_watchdog_batch_size (default 100). A watchdog whose period drifts shows as windows with fewer (or no) renewal scripts.");
+        "The target ⌈H / batch⌉ uses Config::lock_watchdog_batch_size (default 100). A watchdog whose period drifts "
+        "shows as windows with fewer (or no) renewal scripts.");
   }
   if (opts.waiters) {
     report.notes.push_back(

@@ -27,7 +27,9 @@ std::string four(const latency_figures& f) {
   return fmt::format("{} | {} | {} | {}", format_ns(f.p50), format_ns(f.p99), format_ns(f.p999), format_ns(f.max));
 }
 
-std::string percent(double share) { return std::isfinite(share) ? fmt::format("{:.1f} %", share * 100) : std::string("n/a"); }
+std::string percent(double share) {
+  return std::isfinite(share) ? fmt::format("{:.1f} %", share * 100) : std::string("n/a");
+}
 
 double per(std::int64_t after, std::int64_t before, std::size_t n) {
   if (after < 0 || before < 0 || n == 0) return NAN;
@@ -65,8 +67,9 @@ double added_ms(std::int64_t hold, const latency_figures& baseline) {
 void print_scale(std::FILE* out, const scale_result& s) {
   fmt::print(out, "## Scale: {} held locks, lease {} ms (renewal period {} ms), {} periods\n\n",
              group_thousands(s.holds), s.lease.count(), s.period.count(), s.periods);
-  fmt::print(out, "Owner: {}. Acquires and releases: lock_async / unlock_async with completion callbacks, at most "
-                  "{} outstanding.\n\n",
+  fmt::print(out,
+             "Owner: {}. Acquires and releases: lock_async / unlock_async with completion callbacks, at most "
+             "{} outstanding.\n\n",
              s.owner_note, group_thousands(s.max_outstanding));
 
   fmt::print(out, "### Phases\n\n");
@@ -86,26 +89,28 @@ void print_scale(std::FILE* out, const scale_result& s) {
   fmt::print(out, "| (c) holding {} | {} | {} |\n", group_thousands(s.holds), group_thousands(s.hold_probe.count),
              four(s.hold_probe));
   if (s.hold_probe.count != 0 && s.baseline.count != 0) {
-    fmt::print(out, "\nAdded latency (holding − baseline p50): worst (max) {:.2f} ms, p99 {:.2f} ms, p99.9 {:.2f} ms.\n",
+    fmt::print(out,
+               "\nAdded latency (holding − baseline p50): worst (max) {:.2f} ms, p99 {:.2f} ms, p99.9 {:.2f} ms.\n",
                added_ms(s.hold_probe.max, s.baseline), added_ms(s.hold_probe.p99, s.baseline),
                added_ms(s.hold_probe.p999, s.baseline));
   }
 
   fmt::print(out, "\n### Renewal, per period window\n\n");
-  fmt::print(out,
-             "| window | scripts (server) | probe pairs | renewal scripts | batches sent | holds sent | renewed | gone | "
-             "failed | batch latency p50 / max | first→last sent | largest gap | most sent in 10 ms | probe p99 / max |\n");
+  fmt::print(
+      out,
+      "| window | scripts (server) | probe pairs | renewal scripts | batches sent | holds sent | renewed | gone | "
+      "failed | batch latency p50 / max | first→last sent | largest gap | most sent in 10 ms | probe p99 / max |\n");
   fmt::print(out, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   for (std::size_t k = 0; k < s.windows.size(); ++k) {
     const auto& w = s.windows[k];
-    fmt::print(out, "| {} | {} | {} | {:.0f} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", k + 1,
-               group_thousands(w.scripts), group_thousands(w.probe_pairs), w.renewal_scripts,
-               group_thousands(w.batches_sent), group_thousands(w.holds_sent), group_thousands(w.renewed), w.gone,
-               w.failed,
-               w.batch_latency.count ? fmt::format("{} / {}", format_ns(w.batch_latency.p50), format_ns(w.batch_latency.max))
-                                     : std::string("n/a"),
-               format_ns(w.sent_span_ns), format_ns(w.largest_gap_ns), w.most_in_10ms,
-               w.probe.count ? fmt::format("{} / {}", format_ns(w.probe.p99), format_ns(w.probe.max)) : std::string("n/a"));
+    fmt::print(
+        out, "| {} | {} | {} | {:.0f} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", k + 1,
+        group_thousands(w.scripts), group_thousands(w.probe_pairs), w.renewal_scripts, group_thousands(w.batches_sent),
+        group_thousands(w.holds_sent), group_thousands(w.renewed), w.gone, w.failed,
+        w.batch_latency.count ? fmt::format("{} / {}", format_ns(w.batch_latency.p50), format_ns(w.batch_latency.max))
+                              : std::string("n/a"),
+        format_ns(w.sent_span_ns), format_ns(w.largest_gap_ns), w.most_in_10ms,
+        w.probe.count ? fmt::format("{} / {}", format_ns(w.probe.p99), format_ns(w.probe.max)) : std::string("n/a"));
   }
   fmt::print(out, "\nExpected renewal scripts per period ⌈H / {}⌉ = {}; observed mean {:.1f}.\n", s.batch,
              group_thousands(expected_scripts(s)), mean_renewal_scripts(s));
@@ -117,8 +122,10 @@ void print_scale(std::FILE* out, const scale_result& s) {
   fmt::print(out, "| − PTTL sampler thread | {} |\n", percent(s.sampler_cpu_share));
   fmt::print(out, "| = client CPU for renewals | {} |\n", percent(s.renewal_cpu_share));
   fmt::print(out, "| redis-server CPU while holding (INFO cpu) | {} of a core |\n", percent(s.server_cpu_share));
-  fmt::print(out, "| **quiet: client CPU over {} periods with only the watchdog at work** ({} holds renewed) | {} of a core |\n",
-             s.quiet_periods, group_thousands(s.quiet_renewals), percent(s.quiet_cpu_share));
+  fmt::print(
+      out,
+      "| **quiet: client CPU over {} periods with only the watchdog at work** ({} holds renewed) | {} of a core |\n",
+      s.quiet_periods, group_thousands(s.quiet_renewals), percent(s.quiet_cpu_share));
   if (s.quiet_renewals != 0 && std::isfinite(s.quiet_cpu_share)) {
     fmt::print(out, "| quiet: client CPU per renewed hold | {:.2f} µs |\n",
                s.quiet_cpu_share * s.quiet_s * 1e6 / static_cast<double>(s.quiet_renewals));
@@ -146,7 +153,8 @@ void print_waiters(std::FILE* out, const waiters_result& w) {
   fmt::print(out, "## Waiters: {} async waiters on {} held locks, all released at once\n\n", group_thousands(w.waiters),
              group_thousands(w.waiters));
   fmt::print(out, "| figure | value |\n|---|--:|\n");
-  fmt::print(out, "| holder Client takes {} locks (lock_async, ≤ 1,000 outstanding, watchdog lease {} ms) | {:.2f} s |\n",
+  fmt::print(out,
+             "| holder Client takes {} locks (lock_async, ≤ 1,000 outstanding, watchdog lease {} ms) | {:.2f} s |\n",
              group_thousands(w.waiters), w.lease.count(), w.holder_acquire_s);
   fmt::print(out, "| waiters parked ({}) | {:.2f} s after the first lock_async |\n",
              w.parked ? "every channel subscribed, no waiter script for 500 ms" : "✗ not detected in time", w.park_s);
@@ -155,24 +163,28 @@ void print_waiters(std::FILE* out, const waiters_result& w) {
              w.waiters ? static_cast<double>(w.scripts_to_park) / static_cast<double>(w.waiters) : 0.0);
   fmt::print(out, "| issuing the holder's {} unlock_async back to back | {} |\n", group_thousands(w.waiters),
              format_ns(static_cast<std::int64_t>(w.release_issue_s * 1e9)));
-  fmt::print(out, "| waiters that got their lock | {} of {} |\n", group_thousands(w.acquired), group_thousands(w.waiters));
+  fmt::print(out, "| waiters that got their lock | {} of {} |\n", group_thousands(w.acquired),
+             group_thousands(w.waiters));
   fmt::print(out, "| waiter errors / holder release errors | {} / {} |\n", w.waiter_errors, w.holder_release_errors);
   fmt::print(out, "| wake latency (release-all start → completion) p50 / p99 / p99.9 / max | {} |\n",
              w.wake.count ? fmt::format("{} / {} / {} / {}", format_ns(w.wake.p50), format_ns(w.wake.p99),
                                         format_ns(w.wake.p999), format_ns(w.wake.max))
                           : std::string("n/a"));
-  fmt::print(out, "| wake latency (its own lock's release answered → completion) p50 / p99 / p99.9 / max | {} |\n",
-             w.wake_after_release.count
-                 ? fmt::format("{} / {} / {} / {}", format_ns(w.wake_after_release.p50), format_ns(w.wake_after_release.p99),
-                               format_ns(w.wake_after_release.p999), format_ns(w.wake_after_release.max))
-                 : std::string("n/a"));
+  fmt::print(
+      out, "| wake latency (its own lock's release answered → completion) p50 / p99 / p99.9 / max | {} |\n",
+      w.wake_after_release.count
+          ? fmt::format("{} / {} / {} / {}", format_ns(w.wake_after_release.p50), format_ns(w.wake_after_release.p99),
+                        format_ns(w.wake_after_release.p999), format_ns(w.wake_after_release.max))
+          : std::string("n/a"));
   fmt::print(out, "| release-all start → last completion | {:.3f} s |\n", w.total_s);
-  fmt::print(out, "| redis-server CPU over it (INFO cpu): every release and every woken acquire is a script there | {} |\n",
+  fmt::print(out,
+             "| redis-server CPU over it (INFO cpu): every release and every woken acquire is a script there | {} |\n",
              format_ns(static_cast<std::int64_t>(w.wake_server_cpu_s * 1e9)));
   if (w.floor.error.empty()) {
     fmt::print(out,
                "| the server's floor: the same {} releases and {} acquires pipelined on one plain connection, a "
-               "listener subscribed to every channel (no client can wake the last waiter sooner) | {}, redis-server CPU {} |\n",
+               "listener subscribed to every channel (no client can wake the last waiter sooner) | {}, redis-server "
+               "CPU {} |\n",
                group_thousands(w.floor.locks), group_thousands(w.floor.locks),
                format_ns(static_cast<std::int64_t>(w.floor.seconds * 1e9)),
                format_ns(static_cast<std::int64_t>(w.floor.server_cpu_s * 1e9)));
@@ -182,13 +194,17 @@ void print_waiters(std::FILE* out, const waiters_result& w) {
   fmt::print(out, "| waiters' unlock_async of their new holds | {:.2f} s, {} errors |\n", w.unlock_s, w.unlock_errors);
   fmt::print(out, "| holds lost (both Clients) | {} |\n\n", w.holds_lost);
 
-  fmt::print(out, "| reading (measured Client, heap: mallinfo2 uordblks + hblkhd) | heap | Δ | per waiter / name | Δ RSS |\n");
+  fmt::print(
+      out, "| reading (measured Client, heap: mallinfo2 uordblks + hblkhd) | heap | Δ | per waiter / name | Δ RSS |\n");
   fmt::print(out, "|---|--:|--:|--:|--:|\n");
-  fmt::print(out, "| baseline: measured Client warm, no holder yet | {} | | | |\n", format_bytes(static_cast<double>(w.baseline.heap)));
-  fmt::print(out, "| holder holding, before the waiters' handles | {} | | | |\n", format_bytes(static_cast<double>(w.before.heap)));
+  fmt::print(out, "| baseline: measured Client warm, no holder yet | {} | | | |\n",
+             format_bytes(static_cast<double>(w.baseline.heap)));
+  fmt::print(out, "| holder holding, before the waiters' handles | {} | | | |\n",
+             format_bytes(static_cast<double>(w.before.heap)));
   fmt::print(out, "| {} waiters parked (Δ from the row above) | {} | {} | {} | {} |\n", group_thousands(w.waiters),
              format_bytes(static_cast<double>(w.parked_memory.heap)), bytes_delta(w.parked_memory.heap, w.before.heap),
-             format_bytes(per(w.parked_memory.heap, w.before.heap, w.waiters)), bytes_delta(w.parked_memory.rss, w.before.rss));
+             format_bytes(per(w.parked_memory.heap, w.before.heap, w.waiters)),
+             bytes_delta(w.parked_memory.rss, w.before.rss));
   fmt::print(out, "| destroying the holder Client (its handles dropped) freed | | {} | {} | |\n",
              bytes_delta(w.holder_gone_before.heap, w.holder_gone_after.heap),
              format_bytes(per(w.holder_gone_before.heap, w.holder_gone_after.heap, w.waiters)));
@@ -204,7 +220,8 @@ void print_waiters(std::FILE* out, const waiters_result& w) {
              bytes_delta(w.second_parked.rss, w.second_before.rss));
   fmt::print(out, "| end of cycle 2 (Δ from the end of cycle 1: kept per name) | {} | {} | {} | {} |\n",
              format_bytes(static_cast<double>(w.after_second.heap)), bytes_delta(w.after_second.heap, w.after.heap),
-             format_bytes(per(w.after_second.heap, w.after.heap, w.waiters)), bytes_delta(w.after_second.rss, w.after.rss));
+             format_bytes(per(w.after_second.heap, w.after.heap, w.waiters)),
+             bytes_delta(w.after_second.rss, w.after.rss));
   fmt::print(out, "| cycle 2: waiters that got their lock / errors and holds lost | {} of {} / {} | | | |\n\n",
              group_thousands(w.second_acquired), group_thousands(w.waiters), w.second_errors);
 }
@@ -221,18 +238,20 @@ void print_targets(std::FILE* out, const scale_report_input& in) {
     } else {
       fmt::print(out, "| worst added latency ≤ {:g} ms | n/a | ✗ MISS |\n", max_added_latency_ms);
     }
-    fmt::print(out, "| client CPU for renewals < {:g} % of a core (quiet periods; with the probe, less its share: {}) | {} | {} |\n",
+    fmt::print(out,
+               "| client CPU for renewals < {:g} % of a core (quiet periods; with the probe, less its share: {}) | {} "
+               "| {} |\n",
                max_renewal_cpu_share * 100, percent(s->renewal_cpu_share), percent(s->quiet_cpu_share),
                pass_mark(std::isfinite(s->quiet_cpu_share) && s->quiet_cpu_share < max_renewal_cpu_share));
     std::string observed;
-    for (const auto& w : s->windows) observed += fmt::format("{}{:.0f}", observed.empty() ? "" : ", ", w.renewal_scripts);
+    for (const auto& w : s->windows)
+      observed += fmt::format("{}{:.0f}", observed.empty() ? "" : ", ", w.renewal_scripts);
     fmt::print(out, "| renewal scripts per period = ⌈H / {}⌉ = {} | {} | {} |\n", s->batch,
                group_thousands(expected_scripts(*s)), observed, pass_mark(scripts_on_target(*s)));
     // The larger of the readings after acquiring and after the hold phase.
     const double per_hold = per(std::max(s->held.heap, s->held_end.heap), s->before.heap, s->holds);
     fmt::print(out, "| ≤ 1 KiB client memory per held lock (the larger of the two held readings) | {} | {} |\n",
-               format_bytes(per_hold),
-               pass_mark(per_hold <= max_bytes_per_hold));
+               format_bytes(per_hold), pass_mark(per_hold <= max_bytes_per_hold));
     const double left = per(s->after.heap, s->before.heap, s->holds);
     fmt::print(out, "| leftover per name ≤ {:g} B (scale) | {} | {} |\n", max_leftover_per_name, format_bytes(left),
                pass_mark(left <= max_leftover_per_name));
@@ -248,15 +267,18 @@ void print_targets(std::FILE* out, const scale_report_input& in) {
     // keeps per name, not what the allocator caches (see the report notes).
     const double kept = per(w->after_second.heap, w->after.heap, w->waiters);
     const double left = per(w->after.heap, w->baseline.heap, w->waiters);
-    fmt::print(out, "| kept per name ≤ {:g} B (waiters: growth from cycle 1's end to cycle 2's; after cycle 1 vs baseline {}) | {} | {} |\n",
+    fmt::print(out,
+               "| kept per name ≤ {:g} B (waiters: growth from cycle 1's end to cycle 2's; after cycle 1 vs baseline "
+               "{}) | {} | {} |\n",
                max_leftover_per_name, format_bytes(left), format_bytes(kept), pass_mark(kept <= max_leftover_per_name));
     const double p99 = static_cast<double>(w->wake.p99) / 1e6;
-    const std::string floor = w->floor.error.empty()
-                                  ? fmt::format("; the server's floor {:.1f} ms", w->floor.seconds * 1e3)
-                                  : std::string();
-    fmt::print(out, "| waiters wake p99 ≤ {:g} ms from release-all start, all {} get their lock | {:.1f} ms{}, {} got it | {} |\n",
-               max_wake_p99_ms, group_thousands(w->waiters), p99, floor, group_thousands(w->acquired),
-               pass_mark(w->wake.count != 0 && p99 <= max_wake_p99_ms && w->acquired == w->waiters));
+    const std::string floor =
+        w->floor.error.empty() ? fmt::format("; the server's floor {:.1f} ms", w->floor.seconds * 1e3) : std::string();
+    fmt::print(
+        out,
+        "| waiters wake p99 ≤ {:g} ms from release-all start, all {} get their lock | {:.1f} ms{}, {} got it | {} |\n",
+        max_wake_p99_ms, group_thousands(w->waiters), p99, floor, group_thousands(w->acquired),
+        pass_mark(w->wake.count != 0 && p99 <= max_wake_p99_ms && w->acquired == w->waiters));
     fmt::print(out, "| 0 holds lost (waiters) | {} | {} |\n", w->holds_lost, pass_mark(w->holds_lost == 0));
   }
   fmt::print(out, "\n");

@@ -31,10 +31,10 @@ struct period_figures {
   std::uint64_t batches_sent = 0, holds_sent = 0;
   std::uint64_t renewed = 0, gone = 0, failed = 0;  // confirmed: holds renewed / gone; failed batches
   latency_figures batch_latency;                    // sent → answer, confirmed batches
-  std::int64_t sent_span_ns = 0;     // first to last `sent` event in the window
-  std::int64_t largest_gap_ns = 0;   // largest gap between consecutive `sent` events in it
-  std::size_t most_in_10ms = 0;      // most `sent` events within any 10 ms
-  latency_figures probe;             // the probe's pairs started in the window
+  std::int64_t sent_span_ns = 0;                    // first to last `sent` event in the window
+  std::int64_t largest_gap_ns = 0;                  // largest gap between consecutive `sent` events in it
+  std::size_t most_in_10ms = 0;                     // most `sent` events within any 10 ms
+  latency_figures probe;                            // the probe's pairs started in the window
 };
 
 struct scale_result {
@@ -76,7 +76,7 @@ struct scale_result {
   double quiet_s = 0;
   double quiet_cpu_share = NAN;
   std::uint64_t quiet_renewals = 0;  // holds sent for renewal in the quiet window
-  std::uint64_t holds_lost = 0;    // Observer::on_hold_lost, from the first acquire to the end
+  std::uint64_t holds_lost = 0;      // Observer::on_hold_lost, from the first acquire to the end
   std::string first_lost;
   std::int64_t min_pttl_ms = -3;
   std::uint64_t pttl_rounds = 0, pttl_keys = 0, pttl_missing = 0, pttl_no_expiry = 0;
@@ -106,14 +106,14 @@ struct waiters_result {
 
   double release_issue_s = 0;  // issuing all N unlock_async of the holder
   std::uint64_t holder_release_errors = 0;
-  latency_figures wake;        // release-all start → each waiter's completion
+  latency_figures wake;                // release-all start → each waiter's completion
   latency_figures wake_after_release;  // its own lock's release answered (holder) → its completion
   double wake_server_cpu_s = 0;        // redis-server CPU from release-all start to the last completion
   wake_floor floor;                    // the same N releases and acquires, pipelined on a plain connection
   std::size_t acquired = 0;
   std::uint64_t waiter_errors = 0;
   std::string first_waiter_error;
-  double total_s = 0;          // release-all start → last completion
+  double total_s = 0;  // release-all start → last completion
   bool all_done = false;
 
   double unlock_s = 0;
@@ -123,7 +123,7 @@ struct waiters_result {
   memory_sample baseline;  // measured Client warmed up, no holder yet
   memory_sample before;    // holder holding N, before the waiters' handles
   memory_sample parked_memory;
-  memory_sample after;     // everything released and dropped, the holder Client destroyed
+  memory_sample after;  // everything released and dropped, the holder Client destroyed
   // The same cycle again on N other names: its "before" and "parked"
   // readings, and its end. What warden keeps per name shows as growth from
   // `after` to `after_second`; a bounded allocator cache does not.
@@ -145,12 +145,12 @@ struct scale_report_input {
 };
 
 // Targets of issue 14.
-inline constexpr double max_added_latency_ms = 5.0;       // probe max during holding − baseline p50
-inline constexpr double max_renewal_cpu_share = 0.05;     // < 5 % of a core
-inline constexpr double max_bytes_per_hold = 1024;        // ≤ 1 KiB per held lock
-inline constexpr double max_bytes_per_waiter = 1024;      // ≤ 1 KiB per parked waiter
-inline constexpr double max_leftover_per_name = 16;       // ≈ 0: ≤ 16 B per name
-inline constexpr double max_wake_p99_ms = 50.0;           // waiters wake p99 ≤ 50 ms
+inline constexpr double max_added_latency_ms = 5.0;    // probe max during holding − baseline p50
+inline constexpr double max_renewal_cpu_share = 0.05;  // < 5 % of a core
+inline constexpr double max_bytes_per_hold = 1024;     // ≤ 1 KiB per held lock
+inline constexpr double max_bytes_per_waiter = 1024;   // ≤ 1 KiB per parked waiter
+inline constexpr double max_leftover_per_name = 16;    // ≈ 0: ≤ 16 B per name
+inline constexpr double max_wake_p99_ms = 50.0;        // waiters wake p99 ≤ 50 ms
 // Renewal scripts per period may differ from ⌈H / batch⌉ by this share (or
 // by one script, whichever is more): a window edge can split a batch's count.
 inline constexpr double renewal_scripts_tolerance = 0.02;

@@ -258,8 +258,8 @@ scenario_result run_scenario(warden::Client& client, const scenario_spec& spec, 
   shared_state s;
   s.locks.reserve(spec.locks);
   for (unsigned i = 0; i < spec.locks; ++i) {
-    const std::string name = spec.lock_names.empty() ? fmt::format("{}{}:{}", settings.key_prefix, spec.name, i)
-                                                     : spec.lock_names.at(i);
+    const std::string name =
+        spec.lock_names.empty() ? fmt::format("{}{}:{}", settings.key_prefix, spec.name, i) : spec.lock_names.at(i);
     s.locks.push_back(spec.make_lock(client, name));
   }
   s.occupied = std::make_unique<occupied_flag[]>(spec.locks);

@@ -2,8 +2,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <climits>
 #include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -174,18 +174,14 @@ std::unique_ptr<redis_server> redis_server::start(bool cluster_node) {
     // Everything the child needs is built before fork(): between fork and exec
     // only async-signal-safe calls are allowed.
     std::vector<std::string> args = {
-        *binary,
-        "--port", port_text,
-        "--bind", "127.0.0.1",
-        "--save", "",          // no RDB snapshots
-        "--appendonly", "no",  // no AOF either: nothing of a bench run is worth keeping
-        "--dir", server->dir_,
-        "--daemonize", "no",   // stay our child, so the pid we hold is the server's
+        *binary,        "--port",     port_text,     "--bind", "127.0.0.1", "--save", "",  // no RDB snapshots
+        "--appendonly", "no",                               // no AOF either: nothing of a bench run is worth keeping
+        "--dir",        server->dir_, "--daemonize", "no",  // stay our child, so the pid we hold is the server's
     };
     if (cluster_node) {
-      for (const std::string& a : {std::string("--cluster-enabled"), std::string("yes"),
-                                   std::string("--cluster-config-file"), server->nodes_conf_path_,
-                                   std::string("--cluster-port"), std::to_string(cluster_port)}) {
+      for (const std::string& a :
+           {std::string("--cluster-enabled"), std::string("yes"), std::string("--cluster-config-file"),
+            server->nodes_conf_path_, std::string("--cluster-port"), std::to_string(cluster_port)}) {
         args.push_back(a);
       }
     }

@@ -43,9 +43,9 @@ class redis_server {
   pid_t pid_ = -1;
   std::uint16_t port_ = 0;
   std::uint16_t cluster_port_ = 0;
-  int registration_ = -1;  // this server's entry in the table the signal handlers read
-  std::string dir_;       // private temporary directory (redis-server --dir)
-  std::string log_path_;  // the child's stdout and stderr
+  int registration_ = -1;        // this server's entry in the table the signal handlers read
+  std::string dir_;              // private temporary directory (redis-server --dir)
+  std::string log_path_;         // the child's stdout and stderr
   std::string nodes_conf_path_;  // a cluster node's nodes.conf; "" otherwise
 };
 

@@ -39,8 +39,8 @@ void describe_cluster(bench_target& target) {
     const auto& master = masters[m];
     std::string slots;
     for (const auto& [first, last] : master.slots) {
-      slots += fmt::format("{}{}", slots.empty() ? "" : ",", first == last ? fmt::format("{}", first)
-                                                                           : fmt::format("{}-{}", first, last));
+      slots += fmt::format("{}{}", slots.empty() ? "" : ",",
+                           first == last ? fmt::format("{}", first) : fmt::format("{}-{}", first, last));
     }
     std::string pid;
     if (target.cluster) {

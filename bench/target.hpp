@@ -18,12 +18,12 @@
 namespace warden_bench {
 
 struct bench_target {
-  warden::Config client;                // what warden's Client is made from
-  warden::Config home;                  // the one server S1 runs on, and the loop and the 1-connection bound
-  std::vector<warden::Config> servers;  // every server of the run (home first): CPU and commands are summed
+  warden::Config client;                 // what warden's Client is made from
+  warden::Config home;                   // the one server S1 runs on, and the loop and the 1-connection bound
+  std::vector<warden::Config> servers;   // every server of the run (home first): CPU and commands are summed
   std::optional<cluster_layout> layout;  // set for a cluster
-  std::string description;              // for the report's header
-  std::string home_address;             // "host:port" of home
+  std::string description;               // for the report's header
+  std::string home_address;              // "host:port" of home
 
   // Whichever the bench started; stopped (by pid) when the target goes.
   std::unique_ptr<redis_server> server;

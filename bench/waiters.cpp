@@ -163,12 +163,14 @@ void run_cycle(waiters_run& run, const std::string& names, waiters_result& r, st
         gate.leave();
       });
     }
-    if (!gate.drain(std::chrono::minutes(10))) throw std::runtime_error("waiters: holder acquires outstanding after 10 min");
+    if (!gate.drain(std::chrono::minutes(10)))
+      throw std::runtime_error("waiters: holder acquires outstanding after 10 min");
     r.holder_acquire_s = seconds_between(t0, now_ns());
     r.holder_errors = errors.count();
     r.first_holder_error = errors.first();
   }
-  if (r.holder_errors != 0) throw std::runtime_error("waiters: the holder could not take its locks: " + r.first_holder_error);
+  if (r.holder_errors != 0)
+    throw std::runtime_error("waiters: the holder could not take its locks: " + r.first_holder_error);
 
   // The waiters, one per lock, each its own owner.
   r.before = settled_memory(3, 100ms);
@@ -200,14 +202,14 @@ void run_cycle(waiters_run& run, const std::string& names, waiters_result& r, st
     const std::int64_t deadline = park0 + std::chrono::nanoseconds(park_timeout).count();
     while (now_ns() < deadline) {
       std::this_thread::sleep_for(50ms);
-      const std::uint64_t scripts =
-          stats.script_calls() - scripts0 - (holder_watch->sent_batches() - holder_sent0);
+      const std::uint64_t scripts = stats.script_calls() - scripts0 - (holder_watch->sent_batches() - holder_sent0);
       const std::int64_t channels = stats.info_integer("stats", "pubsub_channels") - channels0;
       if (scripts != last) {
         last = scripts;
         last_change = now_ns();
       }
-      if (channels >= static_cast<std::int64_t>(n) && now_ns() - last_change >= std::chrono::nanoseconds(quiet_for).count()) {
+      if (channels >= static_cast<std::int64_t>(n) &&
+          now_ns() - last_change >= std::chrono::nanoseconds(quiet_for).count()) {
         r.parked = true;
         r.channels = channels;
         r.scripts_to_park = scripts;

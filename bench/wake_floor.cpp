@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "lock/keys.hpp"
-#include "redis_sync.hpp"
 #include "records.hpp"
+#include "redis_sync.hpp"
 #include "scale_common.hpp"
 #include "warden_scripts.hpp"
 

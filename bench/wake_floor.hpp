@@ -18,9 +18,9 @@ namespace warden_bench {
 
 struct wake_floor {
   std::size_t locks = 0;
-  double seconds = 0;        // first byte written → last reply read, the 2N scripts
-  double server_cpu_s = 0;   // redis-server CPU over it (INFO cpu)
-  std::string error;         // set: not measured, and why
+  double seconds = 0;       // first byte written → last reply read, the 2N scripts
+  double server_cpu_s = 0;  // redis-server CPU over it (INFO cpu)
+  std::string error;        // set: not measured, and why
 };
 
 // `n` locks named after `prefix`, taken, released and taken again by another

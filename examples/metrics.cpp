@@ -78,13 +78,17 @@ class Metrics {
       std::lock_guard<std::mutex> guard(mutex_);
       auto node = label("node", e.node);
       switch (e.phase) {
-        case warden::renewal_phase::sent: ++renewal_batches_[node + label("phase", "sent")]; break;
+        case warden::renewal_phase::sent:
+          ++renewal_batches_[node + label("phase", "sent")];
+          break;
         case warden::renewal_phase::confirmed:
           ++renewal_batches_[node + label("phase", "confirmed")];
           renewal_latency_[node].observe(e.latency);
           renewed_holds_[node] += e.renewed;
           break;
-        case warden::renewal_phase::failed: ++renewal_batches_[node + label("phase", "failed")]; break;
+        case warden::renewal_phase::failed:
+          ++renewal_batches_[node + label("phase", "failed")];
+          break;
       }
     };
     hooks.on_hold_lost = [this](const warden::HoldLostEvent& e) {
@@ -110,8 +114,7 @@ class Metrics {
     histograms(out, "warden_acquire_wait_seconds", "Time from an acquire call to its answer.", acquire_wait_);
     counters(out, "warden_acquire_attempts_total", "Acquire scripts sent.", attempts_);
     counters(out, "warden_waiter_wakeups_total", "Waiters woken before a re-try, by cause.", wakeups_);
-    histograms(out, "warden_release_latency_seconds", "Time from sending a release to its answer.",
-               release_latency_);
+    histograms(out, "warden_release_latency_seconds", "Time from sending a release to its answer.", release_latency_);
     counters(out, "warden_renewal_batches_total", "Watchdog renewal batches, by phase.", renewal_batches_);
     histograms(out, "warden_renewal_latency_seconds", "Round trip of a confirmed renewal batch.", renewal_latency_);
     counters(out, "warden_renewed_holds_total", "Holds extended by the watchdog.", renewed_holds_);
@@ -137,10 +140,14 @@ class Metrics {
   }
   static const char* outcome(warden::acquire_outcome value) {
     switch (value) {
-      case warden::acquire_outcome::acquired: return "acquired";
-      case warden::acquire_outcome::timed_out: return "timed_out";
-      case warden::acquire_outcome::cancelled: return "cancelled";
-      case warden::acquire_outcome::failed: return "failed";
+      case warden::acquire_outcome::acquired:
+        return "acquired";
+      case warden::acquire_outcome::timed_out:
+        return "timed_out";
+      case warden::acquire_outcome::cancelled:
+        return "cancelled";
+      case warden::acquire_outcome::failed:
+        return "failed";
     }
     return "?";
   }

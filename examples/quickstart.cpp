@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
                 << " ms left\n";
       lock.unlock();
     }
-    std::cout << "is locked now: " << std::boolalpha << lock.is_locked() << ", valid for "
-              << lock.valid_for().count() << " ms\n";
+    std::cout << "is locked now: " << std::boolalpha << lock.is_locked() << ", valid for " << lock.valid_for().count()
+              << " ms\n";
     // unlock() never throws (it is what std::lock_guard calls); unlock_checked() says why a release failed.
     std::cout << "unlocking a lock we do not hold: " << lock.unlock_checked().message() << "\n";
     // Releases whatever is still held (nothing here) at once, rather than

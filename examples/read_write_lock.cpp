@@ -47,13 +47,12 @@ int main(int argc, char** argv) {
 
     write.lock();
     std::cout << "main writes; other threads can neither read nor write\n";
-    elsewhere([&] { std::cout << "  another thread tries to read: " << (read.try_lock() ? "got it?!" : "no") << "\n"; });
+    elsewhere(
+        [&] { std::cout << "  another thread tries to read: " << (read.try_lock() ? "got it?!" : "no") << "\n"; });
     read.lock();  // the writer may read as well
-    std::cout << "main also reads (read holds " << read.hold_count() << ", write holds " << write.hold_count()
-              << ")\n";
+    std::cout << "main also reads (read holds " << read.hold_count() << ", write holds " << write.hold_count() << ")\n";
     write.unlock();  // downgrade: still reading, and waiting readers are woken
-    std::cout << "main released the write lock and still reads: " << (read.is_held() ? "yes" : "no")
-              << "\n";
+    std::cout << "main released the write lock and still reads: " << (read.is_held() ? "yes" : "no") << "\n";
     elsewhere([&] {
       bool shared = read.try_lock();
       std::cout << "  after the downgrade another thread may read: " << (shared ? "yes" : "no") << "\n";

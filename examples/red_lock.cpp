@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
       nodes.push_back(clients.back()->get_lock("red:invoice:7"));
     }
     warden::RedLock lock{nodes};
-    auto lost = lock.subscribe_lost([](const warden::LockLost& event) { std::cout << "lost: " << event.message << "\n"; });
+    auto lost =
+        lock.subscribe_lost([](const warden::LockLost& event) { std::cout << "lost: " << event.message << "\n"; });
 
     auto start = std::chrono::steady_clock::now();
     if (!lock.try_lock(warden::lock_options().with_wait(2s).with_lease(10s))) {

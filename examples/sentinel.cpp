@@ -38,9 +38,8 @@ int main(int argc, char** argv) {
     warden::Client client{config};
 
     warden::Lock lock = client.get_lock("sentinel-example:report");
-    auto listening = lock.subscribe_lost([](const warden::LockLost& lost) {
-      std::cerr << "lost: " << lost.message << "\n";
-    });
+    auto listening =
+        lock.subscribe_lost([](const warden::LockLost& lost) { std::cerr << "lost: " << lost.message << "\n"; });
     {
       std::lock_guard<warden::Lock> guard{lock};
       auto left = lock.valid_for();  // 0 once the hold is lost

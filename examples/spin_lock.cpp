@@ -41,8 +41,8 @@ int main(int argc, char** argv) {
 
     // A constant back-off: one attempt every 50 ms.
     warden::SpinLock steady = client.get_spin_lock("spin_lock:report", warden::SpinBackoff::constant(50ms));
-    std::cout << "constant back-off: try_lock_for(200ms) on a free lock: " << (steady.try_lock_for(200ms) ? "got it" : "no")
-              << std::endl;
+    std::cout << "constant back-off: try_lock_for(200ms) on a free lock: "
+              << (steady.try_lock_for(200ms) ? "got it" : "no") << std::endl;
     steady.unlock();
 
     try {

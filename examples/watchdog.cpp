@@ -41,8 +41,7 @@ int main(int argc, char** argv) {
       std::cout << "  t=" << (i + 1) * 250 << " ms: TTL on the server " << left.count() << " ms, valid locally for "
                 << valid.count() << " ms\n";
     }
-    std::cout << "still held after 2 s, more than twice the lease: " << std::boolalpha
-              << lock.is_held() << "\n";
+    std::cout << "still held after 2 s, more than twice the lease: " << std::boolalpha << lock.is_held() << "\n";
 
     // Simulate losing the lock: someone deletes the key.
     std::cout << "deleting the key behind the holder's back (force_unlock)\n";

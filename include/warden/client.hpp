@@ -22,7 +22,7 @@ namespace warden {
 namespace detail {
 class ClientCore;
 struct access;  ///< the library's own way in (src/api/access.hpp)
-}
+}  // namespace detail
 
 /// Owns one I/O thread running a libuv loop, the connections to Redis and one
 /// watchdog that renews every watchdog-mode hold of this client's locks.

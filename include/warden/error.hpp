@@ -50,9 +50,7 @@ enum class errc {
 WARDEN_API const std::error_category& error_category() noexcept;
 
 /// \return `e` as a std::error_code of error_category().
-inline std::error_code make_error_code(errc e) noexcept {
-  return {static_cast<int>(e), error_category()};
-}
+inline std::error_code make_error_code(errc e) noexcept { return {static_cast<int>(e), error_category()}; }
 
 /// Thrown by every synchronous warden call that fails. code() is a warden::errc;
 /// what() names the lock (where there is one) and the server.

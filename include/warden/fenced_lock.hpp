@@ -13,8 +13,8 @@
 
 #include <warden/acquire_future.hpp>
 #include <warden/cancel.hpp>
-#include <warden/lock_options.hpp>
 #include <warden/lock.hpp>
+#include <warden/lock_options.hpp>
 
 namespace warden {
 
@@ -90,7 +90,7 @@ class WARDEN_API FencedLock final : public BasicLock {
   /// \param options as for try_lock_and_get_token().
   /// \return the future of the token, std::nullopt on time-out.
   AcquireFuture<std::optional<token_type>> try_lock_and_get_token_async(thread_id owner,
-                                                                       const lock_options& options = {});
+                                                                        const lock_options& options = {});
   /// try_lock_and_get_token(options) for `owner`, reporting to a callback.
   /// \param owner the thread id that will hold the lock.
   /// \param options as for try_lock_and_get_token().

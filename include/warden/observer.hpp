@@ -23,12 +23,18 @@ enum class lock_kind { lock, fair, read, write, fenced, spin };
 /// "lock", "fair", "read", "write", "fenced", "spin": for metric labels.
 constexpr const char* to_string(lock_kind kind) noexcept {
   switch (kind) {
-    case lock_kind::lock: return "lock";
-    case lock_kind::fair: return "fair";
-    case lock_kind::read: return "read";
-    case lock_kind::write: return "write";
-    case lock_kind::fenced: return "fenced";
-    case lock_kind::spin: return "spin";
+    case lock_kind::lock:
+      return "lock";
+    case lock_kind::fair:
+      return "fair";
+    case lock_kind::read:
+      return "read";
+    case lock_kind::write:
+      return "write";
+    case lock_kind::fenced:
+      return "fenced";
+    case lock_kind::spin:
+      return "spin";
   }
   return "?";
 }
@@ -52,21 +58,25 @@ enum class wake_cause {
 /// "none", "message", "timer", "reconnect".
 constexpr const char* to_string(wake_cause cause) noexcept {
   switch (cause) {
-    case wake_cause::none: return "none";
-    case wake_cause::message: return "message";
-    case wake_cause::timer: return "timer";
-    case wake_cause::reconnect: return "reconnect";
+    case wake_cause::none:
+      return "none";
+    case wake_cause::message:
+      return "message";
+    case wake_cause::timer:
+      return "timer";
+    case wake_cause::reconnect:
+      return "reconnect";
   }
   return "?";
 }
 
 /// One acquire (lock(), try_lock*(), *_async) finished.
 struct AcquireEvent {
-  std::string_view lock_name;        ///< the lock's name
-  lock_kind kind = lock_kind::lock;  ///< the lock's kind
-  thread_id owner = 0;               ///< the thread id part of the owner
+  std::string_view lock_name;                           ///< the lock's name
+  lock_kind kind = lock_kind::lock;                     ///< the lock's kind
+  thread_id owner = 0;                                  ///< the thread id part of the owner
   acquire_outcome outcome = acquire_outcome::acquired;  ///< how it ended
-  std::error_code error;  ///< failed and cancelled: why; empty otherwise
+  std::error_code error;                                ///< failed and cancelled: why; empty otherwise
   /// From the call to its answer: how long the caller waited.
   std::chrono::nanoseconds waited{0};
   /// Acquire scripts sent: 1 for a lock that was free, more after waits.
@@ -87,8 +97,8 @@ struct ReleaseEvent {
   std::string_view lock_name;        ///< the lock's name
   lock_kind kind = lock_kind::lock;  ///< the lock's kind
   thread_id owner = 0;               ///< the thread id part of the owner
-  std::error_code error;  ///< empty: released; else errc::not_owner, lease_expired, a connection error, ...
-  bool freed = false;     ///< the owner's last hold: the lock is free now and its waiters were told
+  std::error_code error;             ///< empty: released; else errc::not_owner, lease_expired, a connection error, ...
+  bool freed = false;                ///< the owner's last hold: the lock is free now and its waiters were told
   std::chrono::nanoseconds latency{0};  ///< from sending the release to its answer
   /// Config::replica_sync: released, but too few replicas acknowledged it; a
   /// failover now could bring the hold back until its lease runs out.
@@ -105,11 +115,11 @@ enum class renewal_phase {
 
 /// One batch of watchdog renewals to one server.
 struct RenewalEvent {
-  std::string_view node;  ///< "host:port", or the unix socket's path
+  std::string_view node;                      ///< "host:port", or the unix socket's path
   renewal_phase phase = renewal_phase::sent;  ///< how far the batch got
-  std::size_t count = 0;    ///< holds in the batch
-  std::size_t renewed = 0;  ///< confirmed: holds extended for another lease
-  std::size_t gone = 0;     ///< confirmed: holds the server no longer had (each is reported lost)
+  std::size_t count = 0;                      ///< holds in the batch
+  std::size_t renewed = 0;                    ///< confirmed: holds extended for another lease
+  std::size_t gone = 0;                       ///< confirmed: holds the server no longer had (each is reported lost)
   /// confirmed, Config::replica_sync: renewed on the master, but too few
   /// replicas acknowledged it; their valid_until() was not extended.
   std::size_t unsynced = 0;
@@ -125,8 +135,8 @@ struct HoldLostEvent {
   std::string_view lock_name;        ///< the lock's name
   lock_kind kind = lock_kind::lock;  ///< the lock's kind
   thread_id owner = 0;               ///< the thread id part of the owner
-  std::error_code cause;     ///< as LockLost::cause
-  std::string_view message;  ///< names the lock and the server
+  std::error_code cause;             ///< as LockLost::cause
+  std::string_view message;          ///< names the lock and the server
 };
 
 /// Each node has a command connection and a subscriber connection (pub/sub);
@@ -137,9 +147,12 @@ enum class connection_role { command, subscriber, synced };
 /// "command", "subscriber", "synced".
 constexpr const char* to_string(connection_role role) noexcept {
   switch (role) {
-    case connection_role::command: return "command";
-    case connection_role::subscriber: return "subscriber";
-    case connection_role::synced: return "synced";
+    case connection_role::command:
+      return "command";
+    case connection_role::subscriber:
+      return "subscriber";
+    case connection_role::synced:
+      return "synced";
   }
   return "?";
 }
@@ -153,13 +166,13 @@ enum class connection_state {
 
 /// A connection of the Client came up, dropped, or failed to connect.
 struct ConnectionEvent {
-  std::string_view node;  ///< "host:port", or the unix socket's path
+  std::string_view node;                            ///< "host:port", or the unix socket's path
   connection_role role = connection_role::command;  ///< what the connection is for
   connection_state state = connection_state::up;    ///< what happened
-  bool reconnect = false;  ///< up: it had been up before (re-established)
-  std::error_code error;   ///< down, connect_failed: why (errc::connection_refused, ...)
-  std::string_view detail; ///< down, connect_failed: the cause in words
-  std::chrono::milliseconds retry_in{0};  ///< down, connect_failed: when the next attempt starts
+  bool reconnect = false;                           ///< up: it had been up before (re-established)
+  std::error_code error;                            ///< down, connect_failed: why (errc::connection_refused, ...)
+  std::string_view detail;                          ///< down, connect_failed: the cause in words
+  std::chrono::milliseconds retry_in{0};            ///< down, connect_failed: when the next attempt starts
 };
 
 /// Callbacks a Client calls as things happen; each may be left empty (the

@@ -19,9 +19,7 @@ using token_t = FencedLock::token_type;
 // core always hands one out with a hold (FencedLockCore's replies guarantee
 // it); these read it.
 token_t token_of(const Acquired& acquired) { return acquired.token.value_or(0); }
-std::optional<token_t> token_if_held(const Acquired& acquired) {
-  return acquired.held ? acquired.token : std::nullopt;
-}
+std::optional<token_t> token_if_held(const Acquired& acquired) { return acquired.held ? acquired.token : std::nullopt; }
 
 auto as_token(sink<token_t> out) {
   return [out = std::move(out)](Outcome<Acquired> outcome) {
@@ -50,8 +48,7 @@ void read_token(const std::shared_ptr<LockCore>& core, detail::FencedLockCore* f
 
 }  // namespace
 
-FencedLock::FencedLock(std::shared_ptr<detail::FencedLockCore> core) noexcept
-    : BasicLock(core), fenced_(core.get()) {}
+FencedLock::FencedLock(std::shared_ptr<detail::FencedLockCore> core) noexcept : BasicLock(core), fenced_(core.get()) {}
 
 FencedLock::operator Lock() const noexcept { return Lock(core_); }
 
@@ -84,7 +81,7 @@ void FencedLock::lock_and_get_token_async(thread_id owner, const lock_options& o
 }
 
 AcquireFuture<std::optional<token_t>> FencedLock::try_lock_and_get_token_async(thread_id owner,
-                                                                              const lock_options& options) {
+                                                                               const lock_options& options) {
   return acquire_future<std::optional<token_t>>(
       core_, owner, [&](auto out) { try_acquire<catches::token>(core_, owner, options, std::move(out)); },
       token_if_held);

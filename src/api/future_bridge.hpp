@@ -38,8 +38,7 @@ template <class T, class Op>
 std::future<T> submit(const std::shared_ptr<LockCore>& core, Op op) {
   auto promise = std::make_shared<std::promise<T>>();
   auto future = promise->get_future();
-  bool queued =
-      core->client().post_operation([core, promise, op = std::move(op)]() mutable { op(*core, promise); });
+  bool queued = core->client().post_operation([core, promise, op = std::move(op)]() mutable { op(*core, promise); });
   if (!queued) fail(promise, make_error_code(errc::shut_down), core->message("the client is shut down"));
   return future;
 }

@@ -55,28 +55,31 @@ void inspect(const std::shared_ptr<LockCore>& core, thread_id owner, std::string
   submit<T>(
       core,
       [owner, convert](LockCore& lock, sink<T> out) {
-        lock.inspect(owner, [&lock, out, convert](std::error_code error, detail::Inspection state,
-                                                  const std::string& message) {
-          if (error) return out(failure<T>(error, message));
-          out(Outcome<T>{{}, {}, convert(lock, state)});
-        });
+        lock.inspect(
+            owner, [&lock, out, convert](std::error_code error, detail::Inspection state, const std::string& message) {
+              if (error) return out(failure<T>(error, message));
+              out(Outcome<T>{{}, {}, convert(lock, state)});
+            });
       },
       std::move(out));
 }
 
 void held_by(const std::shared_ptr<LockCore>& core, thread_id owner, sink<bool> out) {
-  inspect<bool>(core, owner, "is_held", [](LockCore&, const detail::Inspection& state) { return state.count > 0; },
-                std::move(out));
+  inspect<bool>(
+      core, owner, "is_held", [](LockCore&, const detail::Inspection& state) { return state.count > 0; },
+      std::move(out));
 }
 
 void count_of(const std::shared_ptr<LockCore>& core, thread_id owner, sink<int> out) {
-  inspect<int>(core, owner, "hold_count",
-               [](LockCore&, const detail::Inspection& state) { return static_cast<int>(state.count); }, std::move(out));
+  inspect<int>(
+      core, owner, "hold_count",
+      [](LockCore&, const detail::Inspection& state) { return static_cast<int>(state.count); }, std::move(out));
 }
 
 void locked(const std::shared_ptr<LockCore>& core, sink<bool> out) {
-  inspect<bool>(core, current_thread_id(), "is_locked",
-                [](LockCore& lock, const detail::Inspection& state) { return lock.locked(state); }, std::move(out));
+  inspect<bool>(
+      core, current_thread_id(), "is_locked",
+      [](LockCore& lock, const detail::Inspection& state) { return lock.locked(state); }, std::move(out));
 }
 
 void time_to_live(const std::shared_ptr<LockCore>& core, sink<std::optional<milliseconds>> out) {
@@ -165,16 +168,19 @@ bool BasicLock::is_locked() const {
 }
 
 bool BasicLock::is_held(thread_id owner) const {
-  return wait_blocking<bool>(core_, "is_held()", [this, owner](sink<bool> out) { held_by(core_, owner, std::move(out)); });
+  return wait_blocking<bool>(core_, "is_held()",
+                             [this, owner](sink<bool> out) { held_by(core_, owner, std::move(out)); });
 }
 
 int BasicLock::hold_count(thread_id owner) const {
-  return wait_blocking<int>(core_, "hold_count()", [this, owner](sink<int> out) { count_of(core_, owner, std::move(out)); });
+  return wait_blocking<int>(core_, "hold_count()",
+                            [this, owner](sink<int> out) { count_of(core_, owner, std::move(out)); });
 }
 
 std::optional<milliseconds> BasicLock::remain_time_to_live() const {
   return wait_blocking<std::optional<milliseconds>>(
-      core_, "remain_time_to_live()", [this](sink<std::optional<milliseconds>> out) { time_to_live(core_, std::move(out)); });
+      core_, "remain_time_to_live()",
+      [this](sink<std::optional<milliseconds>> out) { time_to_live(core_, std::move(out)); });
 }
 
 std::chrono::steady_clock::time_point BasicLock::valid_until(thread_id owner) const {
@@ -223,13 +229,17 @@ std::future<bool> BasicLock::force_unlock_async() {
   return as_future<bool>([&](sink<bool> out) { force_release(core_, std::move(out)); });
 }
 
-void BasicLock::force_unlock_async(completion<bool> done) { force_release(core_, as_callback<bool>(core_, std::move(done))); }
+void BasicLock::force_unlock_async(completion<bool> done) {
+  force_release(core_, as_callback<bool>(core_, std::move(done)));
+}
 
 std::future<bool> BasicLock::is_locked_async() const {
   return as_future<bool>([&](sink<bool> out) { locked(core_, std::move(out)); });
 }
 
-void BasicLock::is_locked_async(completion<bool> done) const { locked(core_, as_callback<bool>(core_, std::move(done))); }
+void BasicLock::is_locked_async(completion<bool> done) const {
+  locked(core_, as_callback<bool>(core_, std::move(done)));
+}
 
 std::future<bool> BasicLock::is_held_async(thread_id owner) const {
   return as_future<bool>([&](sink<bool> out) { held_by(core_, owner, std::move(out)); });

@@ -13,7 +13,8 @@ std::optional<std::string> acquire_problem(thread_id owner, std::optional<millis
 void release(const std::shared_ptr<LockCore>& core, thread_id owner, sink<none> out) {
   if (refused_moved_from(core, "a release", out)) return;
   if (auto problem = bad_owner(owner)) {
-    return deliver(core, std::move(out), failure<none>(make_error_code(errc::invalid_argument), core->message(*problem)));
+    return deliver(core, std::move(out),
+                   failure<none>(make_error_code(errc::invalid_argument), core->message(*problem)));
   }
   submit<none>(
       core,

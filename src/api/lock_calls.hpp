@@ -25,10 +25,10 @@
 
 #include "api/access.hpp"
 #include "api/future_bridge.hpp"
-#include "lock/acquire_claim.hpp"
 #include "base/limits.hpp"
-#include "lock/lock_core.hpp"
 #include "client/client_core.hpp"
+#include "lock/acquire_claim.hpp"
+#include "lock/lock_core.hpp"
 
 namespace warden::detail::calls {
 
@@ -93,8 +93,7 @@ void deliver(const std::shared_ptr<LockCore>& core, sink<T> out, Outcome<T> outc
 // Runs op(lock, out) on the I/O thread.
 template <class T, class Op>
 void submit(const std::shared_ptr<LockCore>& core, Op op, sink<T> out) {
-  bool queued =
-      core->client().post_operation([core, op = std::move(op), out]() mutable { op(*core, std::move(out)); });
+  bool queued = core->client().post_operation([core, op = std::move(op), out]() mutable { op(*core, std::move(out)); });
   if (!queued) out(failure<T>(make_error_code(errc::shut_down), core->message("the client is shut down")));
 }
 
@@ -124,8 +123,8 @@ enum class catches { hold, token };
 // taking Outcome<Acquired>), kept as it is rather than wrapped in a sink
 // first, so that a parked waiter keeps one callback object, not two.
 template <catches What, class Out>
-void start_acquire(LockCore& lock, thread_id owner, std::optional<milliseconds> wait,
-                   std::optional<milliseconds> lease, Out out, cancel_token cancel) {
+void start_acquire(LockCore& lock, thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
+                   Out out, cancel_token cancel) {
   AcquireOptions options;
   options.cancel = std::move(cancel);
   if constexpr (What == catches::hold) {

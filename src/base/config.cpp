@@ -208,8 +208,7 @@ void parse_userinfo(std::string_view url, std::string_view userinfo, Config& con
 }
 
 // "host[:port]" or "[v6]:port" of a redis:// URL; the port defaults to `port`.
-std::pair<std::string, std::uint16_t> parse_host_port(std::string_view url, std::string_view rest,
-                                                      std::uint16_t port);
+std::pair<std::string, std::uint16_t> parse_host_port(std::string_view url, std::string_view rest, std::uint16_t port);
 
 // "[[user]:password@]/path[?db=N]", what follows unix:// or redis+unix://.
 void parse_unix_url(std::string_view url, std::string_view rest, Config& config) {
@@ -307,8 +306,7 @@ void Config::validate() const {
     case replica_sync_mode::count:
       break;
     default:
-      bad_field("replica_sync.mode",
-                fmt::format("{} is not a replica_sync_mode", static_cast<int>(replica_sync.mode)));
+      bad_field("replica_sync.mode", fmt::format("{} is not a replica_sync_mode", static_cast<int>(replica_sync.mode)));
   }
   if (replica_sync.mode == replica_sync_mode::count && (replica_sync.replicas < 1 || replica_sync.replicas > 1000)) {
     bad_field("replica_sync.replicas", fmt::format("{} is outside [1, 1000]", replica_sync.replicas));
@@ -331,8 +329,9 @@ Config Config::from_url(std::string_view url) {
   Config config;
   const url_scheme* scheme = find_scheme(url);
   if (scheme == nullptr) {
-    bad_url(url, "it must start with redis://, rediss://, unix://, redis+unix://, redis+cluster://, "
-                 "rediss+cluster://, redis+sentinel:// or rediss+sentinel://");
+    bad_url(url,
+            "it must start with redis://, rediss://, unix://, redis+unix://, redis+cluster://, "
+            "rediss+cluster://, redis+sentinel:// or rediss+sentinel://");
   }
   std::string_view rest = url.substr(scheme->prefix.size());
   config.tls.enabled = scheme->tls;
@@ -389,8 +388,7 @@ Config Config::from_url(std::string_view url) {
 
 namespace {
 
-std::pair<std::string, std::uint16_t> parse_host_port(std::string_view url, std::string_view rest,
-                                                      std::uint16_t port) {
+std::pair<std::string, std::uint16_t> parse_host_port(std::string_view url, std::string_view rest, std::uint16_t port) {
   std::string_view host = rest;
   const bool bracketed = !rest.empty() && rest.front() == '[';
   if (bracketed) {  // [IPv6]:port

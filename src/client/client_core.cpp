@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <system_error>
 
+#include "io/spare_buckets.hpp"
 #include "io/tls_session.hpp"
 #include "lock/lock_core.hpp"
-#include "io/spare_buckets.hpp"
 #include "topology/cluster.hpp"
 #include "topology/sentinel.hpp"
 #include "topology/single_server.hpp"

@@ -4,8 +4,8 @@
 #include <memory>
 #include <string>
 
-#include "lock/lock_core.hpp"
 #include "client/client_core.hpp"
+#include "lock/lock_core.hpp"
 
 namespace warden::detail {
 
@@ -33,8 +33,8 @@ void ClientCore::probe(clock::time_point deadline, Topology::probe_done done) {
 // The holds of one round and how their releases went.
 struct ClientCore::ReleaseRound {
   std::function<void(bool all)> done;
-  std::size_t left = 0;    // holds whose releases are under way
-  bool all = true;         // no release failed so far
+  std::size_t left = 0;  // holds whose releases are under way
+  bool all = true;       // no release failed so far
 };
 
 bool ClientCore::release_all(std::function<void(bool all)> done) {

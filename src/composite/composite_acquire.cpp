@@ -116,8 +116,7 @@ class CompositeAcquire : public std::enable_shared_from_this<CompositeAcquire> {
     schedule_on(
         core_->member(0)->client(), delay, [self] { self->attempt(); },
         [self] {
-          self->finish(Error(errc::shut_down, self->core_->message("the client of the first member shut down")),
-                       false);
+          self->finish(Error(errc::shut_down, self->core_->message("the client of the first member shut down")), false);
         });
   }
 
@@ -140,9 +139,9 @@ class CompositeAcquire : public std::enable_shared_from_this<CompositeAcquire> {
           }
           std::optional<Error> failure;
           if (error != answers.end()) {
-            failure = Error(error->error, self->core_->message(fmt::format("setting the lease of {} failed: {}",
-                                                                            self->core_->describe(error->member),
-                                                                            error->cause)));
+            failure = Error(error->error,
+                            self->core_->message(fmt::format("setting the lease of {} failed: {}",
+                                                             self->core_->describe(error->member), error->cause)));
           }
           round->fail(taken, owed, [self, failure] {
             // A member lost between its acquire and its new lease: try again.
@@ -163,7 +162,9 @@ class CompositeAcquire : public std::enable_shared_from_this<CompositeAcquire> {
               gather->report(k, MemberAnswer{i, error, held, error ? member_cause(*member, error, "") : ""});
             });
           },
-          [gather, k, i] { gather->report(k, MemberAnswer{i, make_error_code(errc::shut_down), false, "client shut down"}); });
+          [gather, k, i] {
+            gather->report(k, MemberAnswer{i, make_error_code(errc::shut_down), false, "client shut down"});
+          });
     }
   }
 

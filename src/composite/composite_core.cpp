@@ -8,10 +8,10 @@
 #include <algorithm>
 #include <exception>
 
-#include "composite/fan_out.hpp"
 #include "base/limits.hpp"
-#include "lock/validity.hpp"
+#include "composite/fan_out.hpp"
 #include "lock/lock_host.hpp"
+#include "lock/validity.hpp"
 
 namespace warden::detail {
 
@@ -34,7 +34,6 @@ std::string member_cause(const LockCore& member, std::error_code error, const st
   if (!detail.empty() && detail.find(text) == std::string::npos) text += " (" + detail + ")";
   return text;
 }
-
 
 CompositeCore::CompositeCore(std::vector<std::shared_ptr<LockCore>> members, std::string kind)
     : members_(std::move(members)), kind_(std::move(kind)) {
@@ -99,8 +98,9 @@ bool CompositeCore::Hold::member_held(std::size_t i) const {
 }
 
 std::optional<Error> CompositeCore::bad_input(thread_id owner, std::optional<milliseconds> wait,
-                                             std::optional<milliseconds> lease) const {
-  if (owner == 0) return Error(errc::invalid_argument, message("owner thread id 0 is not a thread id warden hands out"));
+                                              std::optional<milliseconds> lease) const {
+  if (owner == 0)
+    return Error(errc::invalid_argument, message("owner thread id 0 is not a thread id warden hands out"));
   if (wait && wait->count() < 0) {
     return Error(errc::invalid_argument,
                  message(fmt::format("the wait time must not be negative, got {} ms", wait->count())));
@@ -194,7 +194,8 @@ void CompositeCore::late_answer(thread_id owner, std::uint64_t level, std::size_
   }
   if (unwanted) {
     auto lock = this->member(member);
-    run_on(lock, [lock, owner] { release_unwanted(lock, owner); }, [] {});
+    run_on(
+        lock, [lock, owner] { release_unwanted(lock, owner); }, [] {});
   }
   if (release) release(std::move(taken));
 }
@@ -236,18 +237,19 @@ std::future<bool> CompositeCore::is_locked() {
 
 void CompositeCore::is_locked(acquire_done done) {
   auto self = shared_from_this();
-  auto gather = std::make_shared<Gather<MemberAnswer>>(size(), nullptr, [self, done](Gather<MemberAnswer>::slots slots) {
-    std::optional<Error> failure;
-    bool locked = false;
-    try {
-      locked = self->locked(present<MemberAnswer>(slots));
-    } catch (const Error& error) {
-      failure = error;
-    } catch (const std::exception& error) {
-      failure = Error(errc::server_error, self->message(error.what()));
-    }
-    done(failure, locked);
-  });
+  auto gather =
+      std::make_shared<Gather<MemberAnswer>>(size(), nullptr, [self, done](Gather<MemberAnswer>::slots slots) {
+        std::optional<Error> failure;
+        bool locked = false;
+        try {
+          locked = self->locked(present<MemberAnswer>(slots));
+        } catch (const Error& error) {
+          failure = error;
+        } catch (const std::exception& error) {
+          failure = Error(errc::server_error, self->message(error.what()));
+        }
+        done(failure, locked);
+      });
   for (std::size_t i = 0; i < size(); ++i) {
     auto member = this->member(i);
     run_on(
@@ -255,13 +257,15 @@ void CompositeCore::is_locked(acquire_done done) {
         [gather, i, member] {
           // The member's own inspection: a key that is not a lock of its kind
           // is a typed error, as for Lock::is_locked().
-          member->inspect(current_thread_id(), [gather, i, member](std::error_code error, Inspection state,
-                                                                   const std::string& text) {
-            gather->report(i, MemberAnswer{i, error, !error && state.pttl != -2,
-                                           error ? member_cause(*member, error, text) : ""});
-          });
+          member->inspect(current_thread_id(),
+                          [gather, i, member](std::error_code error, Inspection state, const std::string& text) {
+                            gather->report(i, MemberAnswer{i, error, !error && state.pttl != -2,
+                                                           error ? member_cause(*member, error, text) : ""});
+                          });
         },
-        [gather, i] { gather->report(i, MemberAnswer{i, make_error_code(errc::shut_down), false, "client shut down"}); });
+        [gather, i] {
+          gather->report(i, MemberAnswer{i, make_error_code(errc::shut_down), false, "client shut down"});
+        });
   }
 }
 

@@ -21,15 +21,15 @@
 #include <system_error>
 #include <vector>
 
+#include <warden/cancel.hpp>
 #include <warden/config.hpp>
 #include <warden/error.hpp>
-#include <warden/cancel.hpp>
 #include <warden/lock_lost.hpp>
 
-#include "lock/lock_core.hpp"
-#include "lock/lost_listeners.hpp"
 #include "composite/member_outcome.hpp"
 #include "composite/quorum.hpp"
+#include "lock/lock_core.hpp"
+#include "lock/lost_listeners.hpp"
 
 namespace warden::detail {
 
@@ -94,10 +94,12 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   virtual bool members_wait() const = 0;
   // How long member `i` may take to answer one attempt before it counts as a
   // "timed out" failure. `member_wait`: what the member itself waits.
-  virtual milliseconds member_budget(std::size_t i, milliseconds member_wait, std::optional<milliseconds> lease) const = 0;
+  virtual milliseconds member_budget(std::size_t i, milliseconds member_wait,
+                                     std::optional<milliseconds> lease) const = 0;
   // The lease members are taken with during an attempt; the caller's lease is
   // applied with set_lease once the attempt succeeds when they differ.
-  virtual std::optional<milliseconds> attempt_lease(std::optional<milliseconds> lease, milliseconds member_wait) const = 0;
+  virtual std::optional<milliseconds> attempt_lease(std::optional<milliseconds> lease,
+                                                    milliseconds member_wait) const = 0;
   virtual verdict judge(const std::vector<vote>& votes, milliseconds lease, milliseconds elapsed) const = 0;
   // The error a call ends with after a round that did not acquire (verdict
   // unreachable, expired or contended) once no retry is left; nullopt means
@@ -119,8 +121,8 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
       std::vector<bool> owed;   // members whose acquire had not answered when the
                                 // round was settled (RedLock settles at a majority)
     };
-    std::uint64_t generation = 0;  // tells this hold from a later one of the same owner
-    std::vector<Level> levels;     // one per re-entrant acquire, latest last
+    std::uint64_t generation = 0;          // tells this hold from a later one of the same owner
+    std::vector<Level> levels;             // one per re-entrant acquire, latest last
     std::vector<std::uint64_t> listeners;  // lost-listener token per member
     std::optional<milliseconds> lease;     // of the first level; nullopt: watchdog mode
     bool lost = false;                     // the lost callback fired for this hold
@@ -198,8 +200,8 @@ class CompositeCore : public std::enable_shared_from_this<CompositeCore> {
   std::string name_;  // "{'a' on s1, ...}"
   milliseconds longest_command_timeout_{0};
   LostListeners lost_listeners_;
-  std::uint64_t next_generation_ = 1;                   // guarded by mutex_
-  std::uint64_t next_level_ = 1;                        // guarded by mutex_
+  std::uint64_t next_generation_ = 1;  // guarded by mutex_
+  std::uint64_t next_level_ = 1;       // guarded by mutex_
 };
 
 // unlock() and unlock_checked() of the public classes: releases the calling

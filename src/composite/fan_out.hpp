@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "lock/lock_host.hpp"
 #include "lock/lock_core.hpp"
+#include "lock/lock_host.hpp"
 
 namespace warden::detail {
 

@@ -14,7 +14,8 @@ namespace {
 
 class MultiCore final : public CompositeCore {
  public:
-  explicit MultiCore(std::vector<std::shared_ptr<LockCore>> members) : CompositeCore(std::move(members), "multi-lock") {}
+  explicit MultiCore(std::vector<std::shared_ptr<LockCore>> members)
+      : CompositeCore(std::move(members), "multi-lock") {}
 
   bool members_wait() const override { return true; }
 
@@ -24,16 +25,15 @@ class MultiCore final : public CompositeCore {
     return member_wait + member(i)->client().config().command_timeout;
   }
 
-  std::optional<milliseconds> attempt_lease(std::optional<milliseconds> lease, milliseconds member_wait) const override {
+  std::optional<milliseconds> attempt_lease(std::optional<milliseconds> lease,
+                                            milliseconds member_wait) const override {
     if (!lease) return std::nullopt;
     // An attempt lasts at most the members' wait plus a command time-out; twice
     // that keeps the first member taken from expiring before the last one is.
     return std::max(*lease, 2 * (member_wait + longest_command_timeout()));
   }
 
-  verdict judge(const std::vector<vote>& votes, milliseconds, milliseconds) const override {
-    return judge_all(votes);
-  }
+  verdict judge(const std::vector<vote>& votes, milliseconds, milliseconds) const override { return judge_all(votes); }
 
   std::optional<Error> round_failure(const std::vector<MemberVote>& votes, verdict outcome,
                                      milliseconds) const override {

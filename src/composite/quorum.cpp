@@ -11,10 +11,18 @@ tally count_votes(const std::vector<vote>& votes) {
   tally t;
   for (vote v : votes) {
     switch (v) {
-      case vote::pending: ++t.pending; break;
-      case vote::yes: ++t.yes; break;
-      case vote::busy: ++t.busy; break;
-      case vote::failed: ++t.failed; break;
+      case vote::pending:
+        ++t.pending;
+        break;
+      case vote::yes:
+        ++t.yes;
+        break;
+      case vote::busy:
+        ++t.busy;
+        break;
+      case vote::failed:
+        ++t.failed;
+        break;
     }
   }
   return t;

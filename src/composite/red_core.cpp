@@ -46,9 +46,10 @@ class RedCore final : public CompositeCore {
     }
     std::string what;
     if (outcome == verdict::expired) {
-      what = fmt::format("quorum not reached in time: {} of {} nodes acquired, but only after {} ms, which leaves no "
-                         "validity of the lease",
-                         t.yes, size(), elapsed.count());
+      what = fmt::format(
+          "quorum not reached in time: {} of {} nodes acquired, but only after {} ms, which leaves no "
+          "validity of the lease",
+          t.yes, size(), elapsed.count());
     } else {
       what = fmt::format("quorum not reached: {} of {} nodes acquired, {} needed", t.yes, size(), quorum());
     }
@@ -90,9 +91,12 @@ class RedCore final : public CompositeCore {
       }
     }
     switch (quorum_of_answers(size(), yes, failed)) {
-      case quorum_answer::yes: return true;
-      case quorum_answer::no: return false;
-      case quorum_answer::unknown: break;
+      case quorum_answer::yes:
+        return true;
+      case quorum_answer::no:
+        return false;
+      case quorum_answer::unknown:
+        break;
     }
     throw Error(errc::quorum_not_reached,
                 message(fmt::format("is_locked() undecided: {} of {} nodes locked, {} needed, {} unreachable: {}", yes,
@@ -122,10 +126,10 @@ class RedCore final : public CompositeCore {
       for (auto& level : hold->levels) level.taken[i] = false;
       hold->validity.on(QuorumValidity::node_lost{i, now});
       if (hold->validity.lost()) {
-        lost = LockLost{event.lock_name, owner, event.cause,
-                        message(fmt::format("lost: {} of {} nodes confirmed valid, {} needed; {} lost: {}",
-                                            hold->validity.valid_at(now), size(), quorum(), describe(i),
-                                            event.message))};
+        lost =
+            LockLost{event.lock_name, owner, event.cause,
+                     message(fmt::format("lost: {} of {} nodes confirmed valid, {} needed; {} lost: {}",
+                                         hold->validity.valid_at(now), size(), quorum(), describe(i), event.message))};
         hold->lost = true;
         dropped = drop_members(*hold);
       } else {
@@ -252,16 +256,16 @@ class RedCore final : public CompositeCore {
     run_on(
         member,
         [weak, member, owner, generation, i] {
-          member->acquire(owner, milliseconds{0}, std::nullopt,
-                          [weak, member, owner, generation, i](std::error_code error, bool acquired,
-                                                               const std::string& text) {
-                            auto core = std::static_pointer_cast<RedCore>(weak.lock());
-                            if (!core) {
-                              if (acquired) release_unwanted(member, owner);
-                              return;
-                            }
-                            core->taken_back(owner, generation, i, error, acquired, text);
-                          });
+          member->acquire(
+              owner, milliseconds{0}, std::nullopt,
+              [weak, member, owner, generation, i](std::error_code error, bool acquired, const std::string& text) {
+                auto core = std::static_pointer_cast<RedCore>(weak.lock());
+                if (!core) {
+                  if (acquired) release_unwanted(member, owner);
+                  return;
+                }
+                core->taken_back(owner, generation, i, error, acquired, text);
+              });
         },
         [] {});
   }

@@ -70,22 +70,23 @@ void Round::ask(const std::shared_ptr<Gather<MemberVote>>& gather, std::size_t i
         // A fair member that waited without the lock keeps its queue place
         // for the next attempt; the composite gives it up when its call ends.
         options.keep_queue_place = round->core_->members_wait();
-        member->acquire(owner, member_wait, attempt_lease,
-                        [gather, round, i, member, timer, answered, &loop](std::error_code error, bool acquired,
-                                                                           const std::string& message) {
-                          *answered = true;
-                          loop.cancel(*timer);
-                          MemberVote v;
-                          if (acquired) {
-                            v.kind = vote::yes;
-                          } else if (error) {
-                            v = MemberVote{vote::failed, error, member_cause(*member, error, message)};
-                          } else {
-                            v = MemberVote{vote::busy, {}, "taken by another owner"};
-                          }
-                          if (!gather->report(i, std::move(v))) round->late(i, acquired);
-                        },
-                        std::move(options));
+        member->acquire(
+            owner, member_wait, attempt_lease,
+            [gather, round, i, member, timer, answered, &loop](std::error_code error, bool acquired,
+                                                               const std::string& message) {
+              *answered = true;
+              loop.cancel(*timer);
+              MemberVote v;
+              if (acquired) {
+                v.kind = vote::yes;
+              } else if (error) {
+                v = MemberVote{vote::failed, error, member_cause(*member, error, message)};
+              } else {
+                v = MemberVote{vote::busy, {}, "taken by another owner"};
+              }
+              if (!gather->report(i, std::move(v))) round->late(i, acquired);
+            },
+            std::move(options));
         if (*answered) return;  // answered at once (e.g. its client is shutting down)
         *timer = loop.after(budget, [gather, round, i, member, budget] {
           // A node that is down shows as what its connection last failed with.

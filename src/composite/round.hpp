@@ -78,8 +78,8 @@ class Round : public std::enable_shared_from_this<Round> {
   state state_ = state::open;
   std::optional<std::uint64_t> level_;
   std::vector<std::pair<std::size_t, bool>> late_;  // answers while open
-  std::vector<bool> owed_;                           // failing: answers still awaited
-  std::size_t outstanding_ = 0;                      // failing: releases and answers awaited
+  std::vector<bool> owed_;                          // failing: answers still awaited
+  std::size_t outstanding_ = 0;                     // failing: releases and answers awaited
   std::function<void()> next_;
 };
 

@@ -36,8 +36,8 @@ class ChannelState {
   // or came back.
   struct link_lost {};
   struct link_restored {};
-  using event = std::variant<wanted, unwanted, subscribe_confirmed, unsubscribe_confirmed, refused, dropped,
-                             link_lost, link_restored>;
+  using event = std::variant<wanted, unwanted, subscribe_confirmed, unsubscribe_confirmed, refused, dropped, link_lost,
+                             link_restored>;
 
   // ---- actions ----
   struct subscribe {};    // send (S)SUBSCRIBE for the channel

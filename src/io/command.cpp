@@ -48,7 +48,8 @@ void append_bulk(std::string& out, std::string_view value) {
   out += "\r\n";
 }
 
-Command::Command(const std::vector<std::string>& argv) : name_(argv.empty() ? std::string() : argv.front()), count_(argv.size()) {
+Command::Command(const std::vector<std::string>& argv)
+    : name_(argv.empty() ? std::string() : argv.front()), count_(argv.size()) {
   LinkProtocol::encode_command(argv, bytes_);
 }
 

@@ -171,7 +171,9 @@ void Connection::drop(std::error_code why, std::string detail, bool closed_unans
   // the same failure again (a server that stays away) at debug.
   bool repeat = !was_ready && detail == logged_failure_;
   if (!repeat) logged_failure_ = detail;
-  log(was_ready ? log_level::warning : repeat ? log_level::debug : log_level::info,
+  log(was_ready ? log_level::warning
+      : repeat  ? log_level::debug
+                : log_level::info,
       fmt::format("warden: {} {}: {}; retrying in {} ms{}", describe(), was_ready ? "lost" : "failed", detail,
                   delay.count(), repeat || was_ready ? "" : " (repeats of this failure are logged at debug level)"));
   report(was_ready ? connection_state::down : connection_state::connect_failed, false, why, detail, delay);

@@ -87,7 +87,7 @@ void Connection::setup() {
     request.deadline = clock::now() + options_.connect_timeout;
     request.handler = [this, socket, what = what, command = argv.front()](Response&& response) {
       if (socket_ != socket) return;  // that connection is gone already
-      if (response.error) return;      // a transport failure: the drop is handled already
+      if (response.error) return;     // a transport failure: the drop is handled already
       // Any answer to the PING or the CLIENT SETNAME shows a Redis server
       // there, one that is loading or running a long script included (the
       // commands queued then meet that refusal and are retried as having not
@@ -188,8 +188,7 @@ void Connection::pop_deadline() {
 
 void Connection::expire_due() {
   auto now = clock::now();
-  while (!deadlines_.empty() &&
-         (deadlines_.front().first <= now || requests_.count(deadlines_.front().second) == 0)) {
+  while (!deadlines_.empty() && (deadlines_.front().first <= now || requests_.count(deadlines_.front().second) == 0)) {
     auto id = deadlines_.front().second;
     pop_deadline();
     expire(id);  // no-op for a command that completed meanwhile

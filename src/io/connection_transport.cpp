@@ -64,8 +64,7 @@ void Connection::connect() {
     socket_->handle.pipe.data = socket_;
     socket_->handle_open = true;
     socket_->connect_request.data = socket_;
-    uv_pipe_connect(&socket_->connect_request, &socket_->handle.pipe, options_.unix_socket.c_str(),
-                    Socket::connected);
+    uv_pipe_connect(&socket_->connect_request, &socket_->handle.pipe, options_.unix_socket.c_str(), Socket::connected);
     return;
   }
   sockaddr_in6 address6{};
@@ -108,7 +107,8 @@ void Connection::connect() {
       options_.host.c_str(), port.c_str(), &hints);
   if (rc != 0) {
     socket_->looking_up = false;
-    drop(make_error_code(errc::connection_refused), fmt::format("cannot resolve {}: {}", options_.host, uv_strerror(rc)));
+    drop(make_error_code(errc::connection_refused),
+         fmt::format("cannot resolve {}: {}", options_.host, uv_strerror(rc)));
   }
 }
 

@@ -329,9 +329,7 @@ bool EventLoop::interest_pending() const {
   return watchers[0] != static_cast<const void*>(&loop_.watcher_queue);
 }
 
-bool EventLoop::loop_needs_waking() {
-  return interest_pending() || timer_before_wake_up();
-}
+bool EventLoop::loop_needs_waking() { return interest_pending() || timer_before_wake_up(); }
 
 bool EventLoop::timer_before_wake_up() {
   uv_update_time(&loop_);

@@ -25,9 +25,9 @@ struct redisReader;
 namespace warden::detail {
 
 enum class push_kind {
-  message,       // a message published on a channel this link subscribed to
-  smessage,      // ... on a shard channel (SSUBSCRIBE, Redis 7)
-  subscribe,     // the server confirmed a subscription
+  message,    // a message published on a channel this link subscribed to
+  smessage,   // ... on a shard channel (SSUBSCRIBE, Redis 7)
+  subscribe,  // the server confirmed a subscription
   ssubscribe,
   unsubscribe,   // the server ended a subscription: confirming our UNSUBSCRIBE,
   sunsubscribe,  // or on its own (a shard channel's slot moved away)
@@ -40,9 +40,9 @@ struct Push {
   // command of this link: only (s)unsubscribe can be unsolicited.
   bool solicited = true;
   std::string channel;
-  std::string payload;    // message, smessage
-  long long count = 0;    // (s)subscribe, (s)unsubscribe: subscriptions left
-  std::string error;      // refused: the server's error text
+  std::string payload;  // message, smessage
+  long long count = 0;  // (s)subscribe, (s)unsubscribe: subscriptions left
+  std::string error;    // refused: the server's error text
 };
 
 class LinkProtocol {
@@ -97,9 +97,9 @@ class LinkProtocol {
  private:
   enum class family { none, classic, shard };
   struct Pending {
-    std::uint64_t id = 0;        // a command's id; 0 for a subscription command
+    std::uint64_t id = 0;  // a command's id; 0 for a subscription command
     family subscription = family::none;
-    bool subscribing = false;    // (S)SUBSCRIBE rather than (S)UNSUBSCRIBE
+    bool subscribing = false;       // (S)SUBSCRIBE rather than (S)UNSUBSCRIBE
     std::size_t confirmations = 0;  // still expected
   };
 

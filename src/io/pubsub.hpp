@@ -60,8 +60,8 @@ class PubSub {
   std::uint64_t join(const SharedText& channel, ChannelListener& listener, const WakeRules& rules);
   // The same with two callbacks (on_ready may be empty), kept by the
   // subscriber until the waiter leaves.
-  std::uint64_t join(std::string_view channel, std::function<void()> on_ready,
-                     std::function<void(wake_cause)> on_wake, const WakeRules& rules);
+  std::uint64_t join(std::string_view channel, std::function<void()> on_ready, std::function<void(wake_cause)> on_wake,
+                     const WakeRules& rules);
 
   // The waiter goes to sleep until woken. Returns true instead when a wake-up
   // arrived while nobody was parked: the caller should try again at once.
@@ -97,7 +97,7 @@ class PubSub {
     bool parked;
   };
   struct Channel {
-    SharedText name;  // its characters key the map
+    SharedText name;                   // its characters key the map
     const WakeRules* rules = nullptr;  // what its messages wake (its waiters' rules)
     ChannelState state;
     std::uint32_t permits = 0;

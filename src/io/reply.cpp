@@ -121,12 +121,18 @@ namespace {
 
 const char* kind_name(Reply::kind kind) {
   switch (kind) {
-    case Reply::kind::nil: return "nil";
-    case Reply::kind::string: return "bulk string";
-    case Reply::kind::status: return "status";
-    case Reply::kind::error: return "error";
-    case Reply::kind::integer: return "integer";
-    case Reply::kind::array: return "array";
+    case Reply::kind::nil:
+      return "nil";
+    case Reply::kind::string:
+      return "bulk string";
+    case Reply::kind::status:
+      return "status";
+    case Reply::kind::error:
+      return "error";
+    case Reply::kind::integer:
+      return "integer";
+    case Reply::kind::array:
+      return "array";
   }
   return "unknown";
 }
@@ -137,10 +143,13 @@ std::error_code error_reply_code(const Reply& reply) {
   // Redis 7 passes an error raised inside a script on with nothing in front,
   // so a script's own code is the first word as Redis's are.
   switch (classify(reply)) {
-    case reply_class::wrong_type: return make_error_code(errc::wrong_type);
+    case reply_class::wrong_type:
+      return make_error_code(errc::wrong_type);
     case reply_class::auth_required:
-    case reply_class::auth_refused: return make_error_code(errc::authentication_failed);
-    default: return make_error_code(errc::server_error);
+    case reply_class::auth_refused:
+      return make_error_code(errc::authentication_failed);
+    default:
+      return make_error_code(errc::server_error);
   }
 }
 
@@ -149,7 +158,8 @@ SetupRefusal describe_auth_refusal(std::string_view command, const Reply& reply,
   auto kind = classify(reply);
   // Servers before ACLs (Redis 5) refused a password with a plain ERR and
   // these words.
-  bool wrong_password = kind == reply_class::auth_refused || text.find("invalid username-password") != std::string::npos;
+  bool wrong_password =
+      kind == reply_class::auth_refused || text.find("invalid username-password") != std::string::npos;
   // A password the server does not want is as permanent as a wrong one: the
   // configuration disagrees with the server's, and retrying cannot help.
   // Redis 6 and later, then Redis 5's words.
@@ -200,7 +210,8 @@ std::string describe_problem(const Reply& reply, std::initializer_list<Reply::ki
     first = false;
   }
   out += " was expected";
-  if (reply.type == Reply::kind::status || reply.type == Reply::kind::string) out += " ('" + reply.str.substr(0, 64) + "')";
+  if (reply.type == Reply::kind::status || reply.type == Reply::kind::string)
+    out += " ('" + reply.str.substr(0, 64) + "')";
   return out;
 }
 

@@ -16,13 +16,28 @@ struct Reply {
   enum class kind { nil, string, status, error, integer, array };
 
   kind type = kind::nil;
-  std::string str;        // string, status and error text
+  std::string str;  // string, status and error text
   long long integer = 0;
   std::vector<Reply> elements;
 
-  static Reply make_integer(long long value) { Reply r; r.type = kind::integer; r.integer = value; return r; }
-  static Reply make_string(std::string value) { Reply r; r.type = kind::string; r.str = std::move(value); return r; }
-  static Reply make_error(std::string value) { Reply r; r.type = kind::error; r.str = std::move(value); return r; }
+  static Reply make_integer(long long value) {
+    Reply r;
+    r.type = kind::integer;
+    r.integer = value;
+    return r;
+  }
+  static Reply make_string(std::string value) {
+    Reply r;
+    r.type = kind::string;
+    r.str = std::move(value);
+    return r;
+  }
+  static Reply make_error(std::string value) {
+    Reply r;
+    r.type = kind::error;
+    r.str = std::move(value);
+    return r;
+  }
 
   bool is_nil() const { return type == kind::nil; }
   bool is_error() const { return type == kind::error; }

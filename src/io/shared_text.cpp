@@ -9,7 +9,8 @@ namespace warden::detail {
 
 SharedText::SharedText(std::string_view text) {
   if (text.empty()) return;
-  if (text.size() > std::numeric_limits<std::uint32_t>::max()) throw std::length_error("warden: text too long to share");
+  if (text.size() > std::numeric_limits<std::uint32_t>::max())
+    throw std::length_error("warden: text too long to share");
   // A terminating NUL as well, so that the characters can be read as a C string in a debugger.
   void* memory = ::operator new(sizeof(Block) + text.size() + 1);
   block_ = new (memory) Block{{1}, static_cast<std::uint32_t>(text.size())};

@@ -16,10 +16,10 @@ TimerQueue::~TimerQueue() { clear(); }
 
 TimerQueue::id TimerQueue::add(clock::time_point when, std::function<void()> fn) {
   id timer = next_id_++;
-  auto& callback = callbacks_
-                       .emplace(std::piecewise_construct, std::forward_as_tuple(timer),
-                                std::forward_as_tuple(timer, std::move(fn)))
-                       .first->second;
+  auto& callback =
+      callbacks_
+          .emplace(std::piecewise_construct, std::forward_as_tuple(timer), std::forward_as_tuple(timer, std::move(fn)))
+          .first->second;
   schedule(callback, when);
   return timer;
 }

@@ -43,8 +43,8 @@ class Timer {
   virtual bool is_callback() const { return false; }
 
   clock::time_point when_{};
-  std::uint64_t order_ = 0;               // ties run in the order scheduled
-  std::uint32_t slot_ = unscheduled;      // index in the queue's heap
+  std::uint64_t order_ = 0;           // ties run in the order scheduled
+  std::uint32_t slot_ = unscheduled;  // index in the queue's heap
 };
 
 class TimerQueue {

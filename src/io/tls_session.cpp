@@ -44,8 +44,7 @@ std::string drain_openssl_errors() {
 }
 
 [[noreturn]] void bad_file(std::string_view field, const std::string& path, std::string_view what) {
-  throw Error(errc::invalid_argument,
-              fmt::format("warden: cannot load Config::tls.{} '{}': {}", field, path, what));
+  throw Error(errc::invalid_argument, fmt::format("warden: cannot load Config::tls.{} '{}': {}", field, path, what));
 }
 
 // Keeps OpenSSL from prompting on the terminal for an encrypted key's passphrase.
@@ -84,8 +83,7 @@ std::string printable(const std::string& bytes) {
 // a name-mismatch message.
 std::string subject_alt_names(X509* certificate) {
   if (certificate == nullptr) return {};
-  auto* names =
-      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(certificate, NID_subject_alt_name, nullptr, nullptr));
+  auto* names = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(certificate, NID_subject_alt_name, nullptr, nullptr));
   if (names == nullptr) return {};
   std::string out;
   for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
@@ -257,8 +255,7 @@ TlsSession::TlsSession(std::shared_ptr<TlsContext> context, const std::string& s
 
 TlsSession::~TlsSession() { SSL_free(ssl_); }
 
-void TlsSession::on_message(int write_p, int, int content_type, const void* buf, std::size_t len, ssl_st*,
-                            void* arg) {
+void TlsSession::on_message(int write_p, int, int content_type, const void* buf, std::size_t len, ssl_st*, void* arg) {
   if (write_p != 0 || len == 0) return;
   auto* self = static_cast<TlsSession*>(arg);
   const auto* bytes = static_cast<const unsigned char*>(buf);
@@ -411,9 +408,9 @@ std::error_code TlsSession::fail_from_openssl(bool during_handshake) {
       case X509_V_ERR_HOSTNAME_MISMATCH:
       case X509_V_ERR_IP_ADDRESS_MISMATCH: {
         const std::string& names = peer_names_;
-        text = names.empty() ? fmt::format("the server's certificate does not match {} ({})", server_name_, detail)
-                             : fmt::format("the server's certificate does not match {} (it is for {})",
-                                           server_name_, names);
+        text = names.empty()
+                   ? fmt::format("the server's certificate does not match {} ({})", server_name_, detail)
+                   : fmt::format("the server's certificate does not match {} (it is for {})", server_name_, names);
         break;
       }
       case X509_V_ERR_CERT_HAS_EXPIRED:

@@ -121,8 +121,8 @@ class TlsSession {
 
  private:
   // OpenSSL's message callback: notes what the server sent during the handshake.
-  static void on_message(int write_p, int version, int content_type, const void* buf, std::size_t len,
-                         ssl_st* ssl, void* arg);
+  static void on_message(int write_p, int version, int content_type, const void* buf, std::size_t len, ssl_st* ssl,
+                         void* arg);
   // OpenSSL's verify callback: keeps the names of the server's certificate.
   static int on_verify(int preverified, x509_store_ctx_st* store);
 

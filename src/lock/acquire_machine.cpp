@@ -19,7 +19,8 @@ AcquireMachine::AcquireMachine(clock::time_point start, std::optional<millisecon
     deadline_ = start + *wait;
     // A bounded wait answers by its deadline plus one command's time: the
     // last try may be sent at the deadline and gets that long to answer.
-    bound_ = *deadline_ > clock::time_point::max() - command_time ? clock::time_point::max() : *deadline_ + command_time;
+    bound_ =
+        *deadline_ > clock::time_point::max() - command_time ? clock::time_point::max() : *deadline_ + command_time;
   }
 }
 
@@ -32,7 +33,8 @@ void AcquireMachine::retry(actions& out) {
   if (finished_) return;
   in_flight_ = true;
   poked_ = false;
-  out.push_back(enter_lane{bound_ != clock::time_point::max() ? std::optional<clock::time_point>(bound_) : std::nullopt});
+  out.push_back(
+      enter_lane{bound_ != clock::time_point::max() ? std::optional<clock::time_point>(bound_) : std::nullopt});
 }
 
 void AcquireMachine::end(actions& out, reason why, std::error_code error, bool acquired) {

@@ -74,10 +74,10 @@ class AcquireMachine {
         : now(at), kind(what), ttl(held_for), error(why), delay(back_off) {}
     clock::time_point now;
     answer kind = answer::lost;
-    milliseconds ttl{0};        // held
-    std::error_code error;      // lost, not_run, failed, error_reply
-    milliseconds delay{0};      // acquired_short, refused_short: the back-off's next delay
-    bool nil_reply = false;     // the reply was nil (what a finished acquire takes back)
+    milliseconds ttl{0};     // held
+    std::error_code error;   // lost, not_run, failed, error_reply
+    milliseconds delay{0};   // acquired_short, refused_short: the back-off's next delay
+    bool nil_reply = false;  // the reply was nil (what a finished acquire takes back)
   };
   struct settled {
     settled() = default;
@@ -85,10 +85,10 @@ class AcquireMachine {
             std::error_code why = {}, milliseconds back_off = milliseconds{0})
         : now(at), keep(keeping), kind(what), error(why), delay(back_off) {}
     clock::time_point now;
-    bool keep = false;          // it was asked to keep the hold
+    bool keep = false;  // it was asked to keep the hold
     settle_answer kind = settle_answer::unanswered;
-    std::error_code error;      // unanswered: the error to report, if the settle ran
-    milliseconds delay{0};      // applied_short: the back-off's next delay
+    std::error_code error;  // unanswered: the error to report, if the settle ran
+    milliseconds delay{0};  // applied_short: the back-off's next delay
   };
   struct subscription_ready {};  // the subscriber confirmed the waiter (or will not: re-try)
   struct woken {
@@ -109,18 +109,18 @@ class AcquireMachine {
   // Why an acquire ends (the driver words the message).
   enum class reason {
     acquired,
-    timed_out,                // the wait ran out
+    timed_out,  // the wait ran out
     cancelled_before_start,
     cancelled,
     shut_down,
-    lane_timed_out,           // an earlier attempt of the owner was still being settled
-    failed,                   // too many lost replies
-    not_run,                  // the server did not run the try in time
-    transport,                // a transport error
+    lane_timed_out,  // an earlier attempt of the owner was still being settled
+    failed,          // too many lost replies
+    not_run,         // the server did not run the try in time
+    transport,       // a transport error
     would_deadlock,
     error_reply,
     bad_reply,
-    unknown_at_deadline,      // a read-back unanswered when the wait ran out
+    unknown_at_deadline,  // a read-back unanswered when the wait ran out
     replica_sync_failed,
   };
   enum class queue_exit {
@@ -166,9 +166,9 @@ class AcquireMachine {
     bool pass_wake = false;  // used a wake-up and leaves without the lock: hand it on
     queue_exit queue = queue_exit::stay;
   };
-  using action = std::variant<enter_lane, leave_lane, join_if_subscribed, send_try, settle, subscribe, park, pause,
-                              disarm, unpark, count_wake, note_sync_failure, arm_sync_guard, log_take_back_failed,
-                              finish>;
+  using action =
+      std::variant<enter_lane, leave_lane, join_if_subscribed, send_try, settle, subscribe, park, pause, disarm, unpark,
+                   count_wake, note_sync_failure, arm_sync_guard, log_take_back_failed, finish>;
   using actions = action_list<action, 4>;
 
   // `wait`: how long the caller may wait (nullopt: for ever). `max_unknown`:
@@ -215,9 +215,7 @@ class AcquireMachine {
   void lost(actions& out);
   void short_of_replicas(actions& out, clock::time_point now, bool ran, milliseconds delay);
   bool past_deadline(clock::time_point now) const { return deadline_ && now >= *deadline_; }
-  milliseconds left(clock::time_point now) const {
-    return std::chrono::ceil<milliseconds>(*deadline_ - now);
-  }
+  milliseconds left(clock::time_point now) const { return std::chrono::ceil<milliseconds>(*deadline_ - now); }
 
   std::optional<clock::time_point> deadline_;
   clock::time_point bound_ = clock::time_point::max();
@@ -230,9 +228,9 @@ class AcquireMachine {
   int unknown_ = 0;
   int unacknowledged_ = 0;  // acquires that ran and too few replicas acknowledged
   bool keep_queue_place_;
-  bool joined_ = false;         // joined the waiters (subscribing, or before the first try)
-  bool in_flight_ = false;      // a try or a keeping settle is queued or running
-  bool poked_ = false;          // woken while in flight: re-try after the answer
+  bool joined_ = false;     // joined the waiters (subscribing, or before the first try)
+  bool in_flight_ = false;  // a try or a keeping settle is queued or running
+  bool poked_ = false;      // woken while in flight: re-try after the answer
   bool finished_ = false;
   bool waited_ = false;         // a try was sent that may have left the owner waiting in line
   bool woken_ = false;          // woken by pub/sub since it last went to sleep

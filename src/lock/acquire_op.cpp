@@ -17,15 +17,15 @@
 
 #include <warden/error.hpp>
 
+#include "base/cancel_state.hpp"
 #include "io/backoff.hpp"
 #include "lock/acquire_machine.hpp"
-#include "base/cancel_state.hpp"
 #include "lock/keys.hpp"
 #include "lock/lock_core.hpp"
 #include "lock/lock_events.hpp"
+#include "lock/lock_host.hpp"
 #include "lock/lock_random.hpp"
 #include "lock/wake_policy.hpp"
-#include "lock/lock_host.hpp"
 #include "warden_scripts.hpp"
 
 namespace warden::detail {
@@ -284,9 +284,9 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   void perform(const machine::note_sync_failure&, const Response*) {
     auto& miss = sync();
     int tries = tally_.replica_sync_misses;
-    miss.failure = fmt::format("{} ({} tr{} in {} ms)", miss.problem, tries, tries == 1 ? "y" : "ies",
-                               std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - tally_.started)
-                                   .count());
+    miss.failure =
+        fmt::format("{} ({} tr{} in {} ms)", miss.problem, tries, tries == 1 ? "y" : "ies",
+                    std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - tally_.started).count());
   }
 
   void perform(const machine::arm_sync_guard&, const Response*) {
@@ -298,11 +298,10 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   void perform(const machine::log_take_back_failed& step, const Response* response) {
     std::string why = response ? (response->error ? response->error.message() : response->reply.str) : std::string();
     client().log(log_level::warning,
-                 lock_->message(fmt::format("could not take back an acquire {} ({}); if it took effect, its lease "
-                                            "expires by itself",
-                                            step.short_of_replicas ? "too few replicas acknowledged"
-                                                                   : "whose reply was lost",
-                                            why)));
+                 lock_->message(fmt::format(
+                     "could not take back an acquire {} ({}); if it took effect, its lease "
+                     "expires by itself",
+                     step.short_of_replicas ? "too few replicas acknowledged" : "whose reply was lost", why)));
   }
 
   // From here the op may wait with no command in flight (parked, or on its
@@ -410,8 +409,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
       case reason::shut_down:
         return lock_->message("the client shut down");
       case reason::lane_timed_out:
-        return lock_->message(
-            "acquire timed out waiting for an earlier attempt of the same owner to be settled");
+        return lock_->message("acquire timed out waiting for an earlier attempt of the same owner to be settled");
       case reason::failed:
         return lock_->message(fmt::format("acquire failed: {}", step.error.message()));
       case reason::unknown_at_deadline:
@@ -510,7 +508,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   // Ordered largest first, so that padding costs nothing: a parked waiter
   // is mostly this object.
   std::shared_ptr<LockCore> lock_;
-  std::shared_ptr<ServerLinks> node_;  // where it joined the waiters; null while it has not
+  std::shared_ptr<ServerLinks> node_;      // where it joined the waiters; null while it has not
   std::shared_ptr<AcquireOp> keep_alive_;  // set while tracked (track_shutdown)
   LockCore::acquire_done done_;
   cancel_token cancel_;
@@ -537,8 +535,8 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   // the first miss, as most acquires never miss and a parked waiter should
   // not carry it.
   struct SyncMiss {
-    std::string problem;        // why the last attempt fell short
-    std::string failure;        // the call's failure, once the machine decided it
+    std::string problem;             // why the last attempt fell short
+    std::string failure;             // the call's failure, once the machine decided it
     std::optional<Backoff> backoff;  // between such attempts
   };
   std::unique_ptr<SyncMiss> sync_;

@@ -1,7 +1,7 @@
 #include "lock/fair_lock_core.hpp"
 
-#include "lock/lock_host.hpp"
 #include "lock/keys.hpp"
+#include "lock/lock_host.hpp"
 #include "warden_scripts.hpp"
 
 namespace warden::detail {

@@ -53,8 +53,8 @@ AcquireAnswer FencedLockCore::read_acquire(const Reply& reply) const {
       return answer;
     }
   }
-  answer.problem = describe_problem(reply, {Reply::kind::array}) +
-                   " (a fenced acquire answers {-1, token} or {pttl, -1})";
+  answer.problem =
+      describe_problem(reply, {Reply::kind::array}) + " (a fenced acquire answers {-1, token} or {pttl, -1})";
   return answer;
 }
 
@@ -80,26 +80,26 @@ std::optional<SettleAnswer> FencedLockCore::read_settle(const Reply& reply, bool
 void FencedLockCore::token(std::function<void(std::error_code, std::int64_t, const std::string&)> done) {
   auto self = std::static_pointer_cast<FencedLockCore>(shared_from_this());
   client().send({"GET", token_key_}, token_key_, clock::now() + client().config().command_timeout, true,
-              [self, done = std::move(done)](Response&& response) {
-                if (response.error) return done(response.error, 0, self->message(describe_error(response)));
-                const auto& reply = response.reply;
-                if (reply.is_nil()) return done({}, 0, {});
-                if (reply.is_error()) {
-                  return done(error_reply_code(reply), 0,
-                              self->message(fmt::format("reading {}: {}", self->token_key_,
-                                                        describe_problem(reply, {Reply::kind::string}))));
-                }
-                auto value = reply.type == Reply::kind::string ? parse_token(reply.str) : std::nullopt;
-                if (!value) {
-                  return done(make_error_code(errc::wrong_type), 0,
-                              self->message(fmt::format("{} holds {} that is not a fencing token counter",
-                                                        self->token_key_,
-                                                        reply.type == Reply::kind::string
-                                                            ? "'" + reply.str.substr(0, 32) + "'"
-                                                            : describe_problem(reply, {Reply::kind::string}))));
-                }
-                done({}, *value, {});
-              });
+                [self, done = std::move(done)](Response&& response) {
+                  if (response.error) return done(response.error, 0, self->message(describe_error(response)));
+                  const auto& reply = response.reply;
+                  if (reply.is_nil()) return done({}, 0, {});
+                  if (reply.is_error()) {
+                    return done(error_reply_code(reply), 0,
+                                self->message(fmt::format("reading {}: {}", self->token_key_,
+                                                          describe_problem(reply, {Reply::kind::string}))));
+                  }
+                  auto value = reply.type == Reply::kind::string ? parse_token(reply.str) : std::nullopt;
+                  if (!value) {
+                    return done(
+                        make_error_code(errc::wrong_type), 0,
+                        self->message(fmt::format("{} holds {} that is not a fencing token counter", self->token_key_,
+                                                  reply.type == Reply::kind::string
+                                                      ? "'" + reply.str.substr(0, 32) + "'"
+                                                      : describe_problem(reply, {Reply::kind::string}))));
+                  }
+                  done({}, *value, {});
+                });
 }
 
 }  // namespace warden::detail

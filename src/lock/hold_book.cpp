@@ -61,9 +61,7 @@ HoldBook::Due HoldBook::taken(Hold& hold) {
   return Due{&hold, hold.which, hold.epoch, hold.lock.get(), hold.valid_until};
 }
 
-bool HoldBook::Hold::watchdog_mode() const {
-  return levels.find(watchdog_level) != std::string::npos;
-}
+bool HoldBook::Hold::watchdog_mode() const { return levels.find(watchdog_level) != std::string::npos; }
 
 void HoldBook::acquired(const std::shared_ptr<LockCore>& lock, thread_id owner, std::optional<milliseconds> lease,
                         clock::time_point sent) {
@@ -185,8 +183,8 @@ std::optional<clock::time_point> HoldBook::next_due() const {
   return wheel_.next_due();
 }
 
-HoldBook::Renewal HoldBook::renewed(const std::vector<Due>& batch, clock::time_point sent,
-                                    milliseconds lease, std::error_code error, const std::vector<long long>& results,
+HoldBook::Renewal HoldBook::renewed(const std::vector<Due>& batch, clock::time_point sent, milliseconds lease,
+                                    std::error_code error, const std::vector<long long>& results,
                                     const std::string& unsynced) {
   Renewal outcome;
   auto now = clock::now();
@@ -229,7 +227,7 @@ HoldBook::Renewal HoldBook::renewed(const std::vector<Due>& batch, clock::time_p
       file(hold, next);
     } else if (now >= hold.valid_until) {
       outcome.lost.emplace_back(hold.which, fmt::format("no renewal was confirmed for a whole lease ({})",
-                                                            answered ? unsynced : error.message()));
+                                                        answered ? unsynced : error.message()));
     } else {
       outcome.retry = true;
       file(hold, now + retry_delay);

@@ -149,8 +149,7 @@ class HoldBook {
   // to fill a batch costs nothing, and holds renewed together stay together.
   // `wanted` runs with the book's mutex held: it must not call into the book.
   template <class Wanted>
-  void take_early(clock::time_point until, std::size_t count, std::size_t look, Wanted&& wanted,
-                  std::vector<Due>& out);
+  void take_early(clock::time_point until, std::size_t count, std::size_t look, Wanted&& wanted, std::vector<Due>& out);
   // When the next hold falls due (its bucket's start, perhaps already past);
   // nullopt when no hold waits for renewal.
   std::optional<clock::time_point> next_due() const;
@@ -169,8 +168,8 @@ class HoldBook {
     std::vector<std::pair<key, std::string>> lost;  // with why
     bool retry = false;                             // a transient failure, lease still left
   };
-  Renewal renewed(const std::vector<Due>& batch, clock::time_point sent, milliseconds lease,
-                  std::error_code error, const std::vector<long long>& results, const std::string& unsynced = {});
+  Renewal renewed(const std::vector<Due>& batch, clock::time_point sent, milliseconds lease, std::error_code error,
+                  const std::vector<long long>& results, const std::string& unsynced = {});
 
   // Drops from a batch taken earlier but not sent yet the holds it must no
   // longer renew: released (their final release may already be on the wire),

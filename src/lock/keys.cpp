@@ -17,8 +17,8 @@ bool has_hash_tag(std::string_view name) {
 std::optional<std::string> name_problem(std::string_view name) {
   if (has_hash_tag(name) || name.find('}') == std::string_view::npos) return std::nullopt;
   return std::string(
-      "a name without a non-empty {hash tag} must not contain '}': the lock's other keys could not share its "
-      "cluster slot (give it a tag, e.g. '{") +
+             "a name without a non-empty {hash tag} must not contain '}': the lock's other keys could not share its "
+             "cluster slot (give it a tag, e.g. '{") +
          std::string(name.substr(0, 16)) + "...}')";
 }
 

@@ -6,9 +6,9 @@
 
 #include <warden/error.hpp>
 
-#include "lock/lock_host.hpp"
 #include "lock/keys.hpp"
 #include "lock/lock_events.hpp"
+#include "lock/lock_host.hpp"
 #include "warden_scripts.hpp"
 
 namespace warden::detail {
@@ -84,7 +84,8 @@ ScriptCall LockCore::release_call(thread_id owner, milliseconds keep_lease, cons
 
 ScriptCall LockCore::force_release_call() const {
   // The fair queue's key lets the script refuse a fair lock that has waiters.
-  return {&scripts::lock_force_release, {name_key(), channel_key(), keys::fair_queue(name())},
+  return {&scripts::lock_force_release,
+          {name_key(), channel_key(), keys::fair_queue(name())},
           {"", "", publish_command(), unlock_message()}};
 }
 
@@ -105,11 +106,11 @@ void LockCore::give_up(thread_id owner) {
   auto call = give_up_call(owner);
   if (!call) return;
   client_->run_script(*call->script, call->keys, call->args, clock::now() + client_->config().command_timeout, true,
-                    [](Response&&) {});
+                      [](Response&&) {});
 }
 
-void LockCore::enter_lane(thread_id owner, std::optional<clock::time_point> give_up_at,
-                          std::function<void()> admitted, std::function<void()> gave_up) {
+void LockCore::enter_lane(thread_id owner, std::optional<clock::time_point> give_up_at, std::function<void()> admitted,
+                          std::function<void()> gave_up) {
   Lane* found = find_lane(owner);
   if (!found) {
     lanes_.push_back(Lane{owner, {}});
@@ -163,64 +164,62 @@ void LockCore::leave_lane(thread_id owner) {
 void LockCore::force_release(std::function<void(std::error_code, bool, const std::string&)> done) {
   auto self = shared_from_this();
   auto call = force_release_call();
-  client_->run_script(*call.script, std::move(call.keys), std::move(call.args), clock::now() + client_->config().command_timeout, true,
-                    [self, done = std::move(done)](Response&& response) {
-                      if (response.error) return done(response.error, false, self->message(response.error.message()));
-                      if (auto problem = reply_problem(response.reply, {Reply::kind::integer})) {
-                        return done(problem, false,
-                                    self->message(describe_problem(response.reply, {Reply::kind::integer})));
-                      }
-                      if (!response.replica_shortfall.empty()) {
-                        self->client_->log(log_level::warning,
-                                           self->message("force-released, but " + response.replica_shortfall));
-                      }
-                      done({}, response.reply.integer == 1, {});
-                    },
-                    replica_wait::keep);
+  client_->run_script(
+      *call.script, std::move(call.keys), std::move(call.args), clock::now() + client_->config().command_timeout, true,
+      [self, done = std::move(done)](Response&& response) {
+        if (response.error) return done(response.error, false, self->message(response.error.message()));
+        if (auto problem = reply_problem(response.reply, {Reply::kind::integer})) {
+          return done(problem, false, self->message(describe_problem(response.reply, {Reply::kind::integer})));
+        }
+        if (!response.replica_shortfall.empty()) {
+          self->client_->log(log_level::warning, self->message("force-released, but " + response.replica_shortfall));
+        }
+        done({}, response.reply.integer == 1, {});
+      },
+      replica_wait::keep);
 }
 
 void LockCore::inspect(thread_id owner, std::function<void(std::error_code, Inspection, const std::string&)> done) {
   auto self = shared_from_this();
-  client_->run_script(scripts::lock_inspect, {name_key()}, {"", owner_field(owner), layout()},
-                    clock::now() + client_->config().command_timeout, true,
-                    [self, done = std::move(done)](Response&& response) {
-                      if (response.error) return done(response.error, {}, self->message(response.error.message()));
-                      const auto& reply = response.reply;
-                      auto problem = reply_problem(reply, {Reply::kind::array});
-                      if (!problem && (reply.elements.size() != 3 || !reply.elements[0].is_integer() ||
-                                       !reply.elements[1].is_integer() ||
-                                       reply.elements[2].type != Reply::kind::string)) {
-                        problem = make_error_code(errc::protocol_error);
-                      }
-                      if (problem) {
-                        return done(problem, {}, self->message(describe_problem(reply, {Reply::kind::array})));
-                      }
-                      Inspection state;
-                      state.pttl = reply.elements[0].integer;
-                      state.count = reply.elements[1].integer;
-                      state.mode = reply.elements[2].str;
-                      done({}, std::move(state), {});
-                    });
+  client_->run_script(
+      scripts::lock_inspect, {name_key()}, {"", owner_field(owner), layout()},
+      clock::now() + client_->config().command_timeout, true, [self, done = std::move(done)](Response&& response) {
+        if (response.error) return done(response.error, {}, self->message(response.error.message()));
+        const auto& reply = response.reply;
+        auto problem = reply_problem(reply, {Reply::kind::array});
+        if (!problem && (reply.elements.size() != 3 || !reply.elements[0].is_integer() ||
+                         !reply.elements[1].is_integer() || reply.elements[2].type != Reply::kind::string)) {
+          problem = make_error_code(errc::protocol_error);
+        }
+        if (problem) {
+          return done(problem, {}, self->message(describe_problem(reply, {Reply::kind::array})));
+        }
+        Inspection state;
+        state.pttl = reply.elements[0].integer;
+        state.count = reply.elements[1].integer;
+        state.mode = reply.elements[2].str;
+        done({}, std::move(state), {});
+      });
 }
 
 void LockCore::set_lease(thread_id owner, milliseconds lease, std::function<void(std::error_code, bool)> done) {
   auto self = shared_from_this();
   auto call = set_lease_call(owner, lease);
   auto sent = clock::now();
-  client_->run_script(*call.script, std::move(call.keys), std::move(call.args), sent + client_->config().command_timeout, true,
-                    [self, owner, lease, sent, done = std::move(done)](Response&& response) {
-                      if (!response.ok()) {
-                        return done(response.error ? response.error : make_error_code(errc::server_error), false);
-                      }
-                      bool held = response.reply.integer == 1;
-                      if (held && !response.replica_shortfall.empty()) {
-                        self->client_->log(log_level::warning,
-                                           self->message("lease set, but " + response.replica_shortfall));
-                      }
-                      if (held) self->client_->holds().leased(*self, owner, lease, sent);
-                      done({}, held);
-                    },
-                    replica_wait::keep);
+  client_->run_script(
+      *call.script, std::move(call.keys), std::move(call.args), sent + client_->config().command_timeout, true,
+      [self, owner, lease, sent, done = std::move(done)](Response&& response) {
+        if (!response.ok()) {
+          return done(response.error ? response.error : make_error_code(errc::server_error), false);
+        }
+        bool held = response.reply.integer == 1;
+        if (held && !response.replica_shortfall.empty()) {
+          self->client_->log(log_level::warning, self->message("lease set, but " + response.replica_shortfall));
+        }
+        if (held) self->client_->holds().leased(*self, owner, lease, sent);
+        done({}, held);
+      },
+      replica_wait::keep);
 }
 
 std::uint64_t LockCore::add_lost_listener(std::function<void(const LockLost&)> listener) {
@@ -238,7 +237,8 @@ void LockCore::notify_lost(const LockLost& event) const {
   }
   client_->log(log_level::warning, event.message);
   report_hold_lost(*this, event.owner, event.cause, event.message);
-  lost_listeners_.notify(event, [client = client_](log_level level, const std::string& text) { client->log(level, text); });
+  lost_listeners_.notify(event,
+                         [client = client_](log_level level, const std::string& text) { client->log(level, text); });
 }
 
 }  // namespace warden::detail

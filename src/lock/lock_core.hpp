@@ -6,8 +6,8 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -32,9 +32,9 @@ struct Script;
 
 // What the queries of a lock read in one step (lua/lock_inspect.lua).
 struct Inspection {
-  long long pttl = -2;      // -2: no lock, -1: no expiry, else ms left
-  long long count = 0;      // hold count of the asked-for owner field
-  std::string mode;         // a read-write lock's "read"/"write", else empty
+  long long pttl = -2;  // -2: no lock, -1: no expiry, else ms left
+  long long count = 0;  // hold count of the asked-for owner field
+  std::string mode;     // a read-write lock's "read"/"write", else empty
 };
 
 // What an acquire script's reply says (LockCore::read_acquire).
@@ -102,8 +102,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
   // Waits up to `wait` (nullopt: for ever) for the lock on behalf of `owner`.
   // `lease` nullopt: watchdog mode.
-  void acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
-               acquire_done done, AcquireOptions options = {});
+  void acquire(thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease, acquire_done done,
+               AcquireOptions options = {});
   // Leaves the fair queue if `owner` waits in it (after acquires with
   // keep_queue_place); nothing for kinds without a queue. Fire and forget:
   // a place left behind is dropped once its deadline passes.
@@ -224,7 +224,7 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   std::uint32_t name_at_;  // where the name lies in channel_
   std::uint32_t name_size_;
   bool reentrant_;
-  std::string_view kind_;  // empty: not registered
+  std::string_view kind_;                                         // empty: not registered
   mutable std::atomic<const std::string*> name_string_{nullptr};  // see name_string()
   LostListeners lost_listeners_;
 

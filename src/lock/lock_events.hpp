@@ -29,10 +29,17 @@ struct AcquireTally {
   void woken(wake_cause why) {
     last_wake = why;
     switch (why) {
-      case wake_cause::message: ++woken_by_message; break;
-      case wake_cause::timer: ++woken_by_timer; break;
-      case wake_cause::reconnect: ++woken_by_reconnect; break;
-      case wake_cause::none: break;
+      case wake_cause::message:
+        ++woken_by_message;
+        break;
+      case wake_cause::timer:
+        ++woken_by_timer;
+        break;
+      case wake_cause::reconnect:
+        ++woken_by_reconnect;
+        break;
+      case wake_cause::none:
+        break;
     }
   }
 };

@@ -180,8 +180,8 @@ class LockHost {
 
   // A script call, routed by `route_key` (its first key). `wait`: a lock
   // write that waits for replicas when Config::replica_sync is on.
-  virtual void run_script(Command command, std::string_view route_key, clock::time_point deadline,
-                          bool idempotent, reply_handler handler, replica_wait wait = replica_wait::none) = 0;
+  virtual void run_script(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
+                          reply_handler handler, replica_wait wait = replica_wait::none) = 0;
   // The same, encoded here: EVALSHA of `script` routed by the first key.
   void run_script(const Script& script, const std::vector<std::string>& keys, const std::vector<std::string>& args,
                   clock::time_point deadline, bool idempotent, reply_handler handler,

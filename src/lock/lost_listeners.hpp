@@ -29,7 +29,7 @@ class LostListeners {
   // Calls every listener present at the time it reaches it.
   void notify(const LockLost& event, const log_fn& log) const;
 
- LostListeners() = default;
+  LostListeners() = default;
   LostListeners(const LostListeners&) = delete;
   LostListeners& operator=(const LostListeners&) = delete;
   ~LostListeners();

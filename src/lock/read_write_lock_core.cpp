@@ -1,7 +1,7 @@
 #include "lock/read_write_lock_core.hpp"
 
-#include "lock/lock_host.hpp"
 #include "lock/keys.hpp"
+#include "lock/lock_host.hpp"
 #include "warden_scripts.hpp"
 
 namespace warden::detail {
@@ -42,14 +42,15 @@ ScriptCall ReadLockCore::acquire_call(thread_id owner, milliseconds lease) const
 ScriptCall ReadLockCore::release_call(thread_id owner, milliseconds /*keep_lease*/, const std::string& request_id,
                                       milliseconds latch_ttl) const {
   // Each remaining read hold keeps its own lease in its own key.
-  return {&scripts::rwlock_read_release,
-          {name_key(), rw_channel(), hold_prefix(owner), keys::unlock_latch(name(), request_id)},
-          {"", client().owner(owner), publish_command(), read_unlock_message, std::to_string(latch_ttl.count()),
-           tagged()}};
+  return {
+      &scripts::rwlock_read_release,
+      {name_key(), rw_channel(), hold_prefix(owner), keys::unlock_latch(name(), request_id)},
+      {"", client().owner(owner), publish_command(), read_unlock_message, std::to_string(latch_ttl.count()), tagged()}};
 }
 
 ScriptCall ReadLockCore::force_release_call() const {
-  return {&scripts::rwlock_force_release, {name_key(), rw_channel()},
+  return {&scripts::rwlock_force_release,
+          {name_key(), rw_channel()},
           {"", "", publish_command(), read_unlock_message, "read", tagged()}};
 }
 
@@ -78,7 +79,8 @@ ScriptCall WriteLockCore::release_call(thread_id owner, milliseconds keep_lease,
 }
 
 ScriptCall WriteLockCore::force_release_call() const {
-  return {&scripts::rwlock_force_release, {name_key(), rw_channel()},
+  return {&scripts::rwlock_force_release,
+          {name_key(), rw_channel()},
           {"", "", publish_command(), write_unlock_message, "write", tagged()}};
 }
 

@@ -20,8 +20,8 @@ ReleaseMachine::actions ReleaseMachine::on_event(const answered& e) const {
     case reply::not_held:
       // Held once: its lease expired or the key was deleted meanwhile.
       if (e.knew_of) {
-        return {forget{}, answer{reason::lease_expired, make_error_code(errc::lease_expired), false, false,
-                                 e.believed, e.believed}};
+        return {forget{}, answer{reason::lease_expired, make_error_code(errc::lease_expired), false, false, e.believed,
+                                 e.believed}};
       }
       return {forget{}, answer{reason::not_owner, make_error_code(errc::not_owner)}};
     case reply::released:

@@ -29,8 +29,8 @@ class ReleaseMachine {
   struct answered {
     reply kind = reply::failed;
     std::error_code error;
-    bool believed = false;   // the hold book vouched for a hold (not reported lost already)
-    bool knew_of = false;    // the hold book knew of a hold, even one reported lost
+    bool believed = false;           // the hold book vouched for a hold (not reported lost already)
+    bool knew_of = false;            // the hold book knew of a hold, even one reported lost
     bool short_of_replicas = false;  // done on the master, too few replicas acknowledged it
   };
   // The owner's lane stayed busy (an acquire being settled) until the deadline.
@@ -45,7 +45,7 @@ class ReleaseMachine {
     lane_timed_out,  // never sent
     failed,          // no answer: the hold is no longer renewed
     bad_reply,
-    lease_expired,   // held, but the lease ran out or the key was deleted
+    lease_expired,  // held, but the lease ran out or the key was deleted
     not_owner,
   };
   struct forget {};  // the hold book lets go of the owner's hold

@@ -9,9 +9,9 @@
 #include "lock/keys.hpp"
 #include "lock/lock_core.hpp"
 #include "lock/lock_events.hpp"
+#include "lock/lock_host.hpp"
 #include "lock/lock_random.hpp"
 #include "lock/release_machine.hpp"
-#include "lock/lock_host.hpp"
 #include "warden_scripts.hpp"
 
 namespace warden::detail {
@@ -31,9 +31,9 @@ std::string release_message(const LockCore& lock, thread_id id, const machine::a
           "release timed out waiting for an acquire of the same owner to be settled; the hold is no longer "
           "renewed and expires with its lease");
     case machine::reason::failed:
-      return lock.message(fmt::format(
-          "release of {} failed, the hold is no longer renewed and expires with its lease: {}", owner(),
-          answer.error.message()));
+      return lock.message(
+          fmt::format("release of {} failed, the hold is no longer renewed and expires with its lease: {}", owner(),
+                      answer.error.message()));
     case machine::reason::bad_reply:
       return lock.message(fmt::format(
           "release of {} failed: {}", owner(),
@@ -82,7 +82,8 @@ void LockCore::release(thread_id owner, release_done done) {
   auto shared_done = std::make_shared<release_done>(std::move(done));
   auto self = shared_from_this();
   enter_lane(
-      owner, deadline, [self, owner, deadline, shared_done] { self->send_release(owner, deadline, std::move(*shared_done)); },
+      owner, deadline,
+      [self, owner, deadline, shared_done] { self->send_release(owner, deadline, std::move(*shared_done)); },
       [self, owner, deadline, shared_done] {
         bool believed = self->client_->holds().count(*self, owner) > 0;
         perform_release(self, owner, deadline - self->client_->config().command_timeout,

@@ -6,9 +6,9 @@
 
 #include <warden/error.hpp>
 
+#include "io/script.hpp"
 #include "lock/lock_core.hpp"
 #include "lock/lock_host.hpp"
-#include "io/script.hpp"
 
 namespace warden::detail {
 
@@ -246,8 +246,8 @@ void Watchdog::send(Outgoing outgoing, const std::string& node) {
       replica_wait::keep);
 }
 
-void Watchdog::renewed(const std::vector<HoldBook::Due>& batch, clock::time_point sent,
-                       std::error_code error, const std::vector<long long>& results, const std::string& unsynced) {
+void Watchdog::renewed(const std::vector<HoldBook::Due>& batch, clock::time_point sent, std::error_code error,
+                       const std::vector<long long>& results, const std::string& unsynced) {
   if (stopped_) return;
   const auto lease = client_.config().lock_watchdog_timeout;
   auto outcome = book_.renewed(batch, sent, lease, error, results, unsynced);

@@ -18,9 +18,9 @@
 
 #include <warden/thread_id.hpp>
 
+#include "io/command.hpp"
 #include "io/timer_queue.hpp"
 #include "lock/hold_book.hpp"
-#include "io/command.hpp"
 
 namespace warden::detail {
 
@@ -69,8 +69,8 @@ class Watchdog final : private HoldBook::Keeper {
   void answered_on(const std::string& node);
   Command encode(const Outgoing& outgoing);
   void send(Outgoing outgoing, const std::string& node);
-  void renewed(const std::vector<HoldBook::Due>& batch, clock::time_point sent,
-               std::error_code error, const std::vector<long long>& results, const std::string& unsynced);
+  void renewed(const std::vector<HoldBook::Due>& batch, clock::time_point sent, std::error_code error,
+               const std::vector<long long>& results, const std::string& unsynced);
   void lose(const key& which, std::error_code cause, const std::string& why);
   // Tells the observer how a renewal batch sent at `sent` was answered (and
   // the log when too few replicas acknowledged it: `unsynced` says why).
@@ -79,8 +79,8 @@ class Watchdog final : private HoldBook::Keeper {
 
   LockHost& client_;
   HoldBook& book_;
-  const std::size_t batch_size_;  // Config::lock_watchdog_batch_size
-  std::vector<HoldBook::Due> due_;  // what one tick took from the book; kept for the next tick
+  const std::size_t batch_size_;            // Config::lock_watchdog_batch_size
+  std::vector<HoldBook::Due> due_;          // what one tick took from the book; kept for the next tick
   std::map<key, TimerQueue::id> expiries_;  // fixed-lease holds: when their lease runs out
   TimerQueue::id timer_ = 0;
   clock::time_point timer_at_{};

@@ -211,10 +211,11 @@ void Cluster::answered(const std::shared_ptr<Routed>& routed, const NodeAddress&
         if (resend->asking) routed->ask = resend->to;
         return dispatch(routed);
       } else if (std::holds_alternative<Redirects::give_up>(action)) {
-        return routed->handler(unroutable(make_error_code(errc::routing_failed),
-                    fmt::format("slot {}: redirected {} times without reaching the node that serves it (the last "
-                                "answer, from {}: {})",
-                                routed->slot, routed->redirects.taken(), from.to_string(), response.reply.str)));
+        return routed->handler(
+            unroutable(make_error_code(errc::routing_failed),
+                       fmt::format("slot {}: redirected {} times without reaching the node that serves it (the last "
+                                   "answer, from {}: {})",
+                                   routed->slot, routed->redirects.taken(), from.to_string(), response.reply.str)));
       }
     }
   }
@@ -236,8 +237,8 @@ void Cluster::park(std::shared_ptr<Routed> routed) {
   // Until a table names a master for its slot (a slot left uncovered by a
   // failing master may be served again within the deadline), or its deadline.
   parked_.park(std::move(routed), [this](const std::shared_ptr<Routed>& expired) {
-    std::string why = map_ ? fmt::format("no master serves slot {} (the cluster's uncovered slots: {})",
-                                         expired->slot, uncovered_text(*map_))
+    std::string why = map_ ? fmt::format("no master serves slot {} (the cluster's uncovered slots: {})", expired->slot,
+                                         uncovered_text(*map_))
                            : "no node has given the slot table yet";
     if (!refresh_problem_.empty()) why += " (" + refresh_problem_ + ")";
     expired->handler(unroutable(refresh_error_ ? refresh_error_ : make_error_code(errc::routing_failed), why));
@@ -250,9 +251,7 @@ std::shared_ptr<Node> Cluster::node_for(std::string_view key) {
   return node_at(*master);
 }
 
-std::string Cluster::describe(std::string_view key) const {
-  return fmt::format("{} slot {}", label_, keys::slot(key));
-}
+std::string Cluster::describe(std::string_view key) const { return fmt::format("{} slot {}", label_, keys::slot(key)); }
 
 std::string Cluster::server_of(std::string_view key) {
   const NodeAddress* master = map_ ? map_->master_of(keys::slot(key)) : nullptr;
@@ -393,10 +392,10 @@ void Cluster::got_slots(SlotMap map, const NodeAddress& from) {
                }
                sharded_ = response.reply.type == Reply::kind::array;
                if (options_.log) {
-                 options_.log(log_level::info,
-                              fmt::format("warden: {}: waiters use {} pub/sub ({})", label_,
-                                          *sharded_ ? "sharded" : "classic",
-                                          *sharded_ ? "SSUBSCRIBE / SPUBLISH" : "PUBSUB SHARDNUMSUB is unknown here"));
+                 options_.log(
+                     log_level::info,
+                     fmt::format("warden: {}: waiters use {} pub/sub ({})", label_, *sharded_ ? "sharded" : "classic",
+                                 *sharded_ ? "SSUBSCRIBE / SPUBLISH" : "PUBSUB SHARDNUMSUB is unknown here"));
                }
                for (auto& [address, node] : nodes_) node->set_sharded(*sharded_);
                install(std::move(map));

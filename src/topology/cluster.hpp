@@ -80,7 +80,7 @@ class Cluster final : public Topology {
 
   std::optional<SlotMap> map_;
   std::map<std::string, std::shared_ptr<Node>> nodes_;  // by NodeAddress::to_string()
-  ParkedCommands<Routed> parked_;                      // waiting for a table that serves their slot
+  ParkedCommands<Routed> parked_;                       // waiting for a table that serves their slot
   RetiringNodes retiring_;
   std::optional<bool> sharded_;
   // Slots whose owner a MOVED told, and when.

@@ -170,8 +170,9 @@ void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
       return attempt->handler(std::move(refused));
     }
     if (log_) {
-      log_(log_level::debug, fmt::format("warden: {}: the server did not run {}: {}; sending it again in {} ms",
-                                         commands_.describe(), attempt->command.name(), response.reply.str, delay.count()));
+      log_(log_level::debug,
+           fmt::format("warden: {}: the server did not run {}: {}; sending it again in {} ms", commands_.describe(),
+                       attempt->command.name(), response.reply.str, delay.count()));
     }
     auto timer = std::make_shared<TimerQueue::id>(0);
     *timer = loop_.after(delay, [this, attempt, timer] {

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "io/backoff.hpp"
+#include "io/command.hpp"
 #include "io/connection.hpp"
 #include "io/pubsub.hpp"
+#include "io/script.hpp"
 #include "io/server_links.hpp"
-#include "io/command.hpp"
 #include "topology/node_address.hpp"
 #include "topology/replica_sync.hpp"
-#include "io/script.hpp"
 
 namespace warden::detail {
 

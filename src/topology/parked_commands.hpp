@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "io/command.hpp"
 #include "io/connection.hpp"
 #include "io/event_loop.hpp"
-#include "io/command.hpp"
-#include "topology/node.hpp"
 #include "io/script.hpp"
+#include "topology/node.hpp"
 
 namespace warden::detail {
 

@@ -131,8 +131,7 @@ void Sentinel::answered(const std::shared_ptr<RoutedCommand>& routed, const std:
   }
   // Not run there (a demoted or dropped master): the master the sentinels
   // name next may take it.
-  bool not_run_here =
-      readonly || (response.error == errc::connection_lost && (response.not_run || routed->idempotent));
+  bool not_run_here = readonly || (response.error == errc::connection_lost && (response.not_run || routed->idempotent));
   if (not_run_here && clock::now() < routed->deadline && routed->reroutes < 10) {
     ++routed->reroutes;
     return dispatch(routed);
@@ -174,11 +173,13 @@ void Sentinel::ask_sentinel(const SentinelResolver::ask_sentinel& step) {
               if (closed_) return;
               if (response.error) {
                 resolve_error_ = response.error;
-                return perform(resolver_.on(SentinelResolver::sentinel_answered{round, std::nullopt, false, describe_error(response)}));
+                return perform(resolver_.on(
+                    SentinelResolver::sentinel_answered{round, std::nullopt, false, describe_error(response)}));
               }
               const Reply& reply = response.reply;
               if (reply.is_error()) {
-                return perform(resolver_.on(SentinelResolver::sentinel_answered{round, std::nullopt, true, "refused: " + reply.str}));
+                return perform(resolver_.on(
+                    SentinelResolver::sentinel_answered{round, std::nullopt, true, "refused: " + reply.str}));
               }
               if (reply.is_nil()) {
                 return perform(resolver_.on(SentinelResolver::sentinel_answered{
@@ -211,8 +212,8 @@ void Sentinel::confirm_role(const SentinelResolver::confirm_role& step) {
   node->send({"ROLE"}, clock::now() + wait, true, [this, round = step.round](Response&& response) {
     if (closed_) return;
     if (response.error) {
-      return perform(
-          resolver_.on(SentinelResolver::role_answered{round, false, "ROLE got no answer: " + describe_error(response)}));
+      return perform(resolver_.on(
+          SentinelResolver::role_answered{round, false, "ROLE got no answer: " + describe_error(response)}));
     }
     const Reply& reply = response.reply;
     if (reply.type == Reply::kind::array && !reply.elements.empty() && reply.elements[0].str == "master") {
@@ -242,8 +243,8 @@ void Sentinel::use_master(const NodeAddress& address) {
       auto why = fmt::format("the sentinels switched '{}' from {} to {}", config_.master_name, old->server(), name);
       retire(std::move(old), why);
     } else if (master_options_.log) {
-      master_options_.log(log_level::info, fmt::format("warden: the sentinels name {} as master '{}'", name,
-                                                       config_.master_name));
+      master_options_.log(log_level::info,
+                          fmt::format("warden: the sentinels name {} as master '{}'", name, config_.master_name));
     }
   }
   if (candidate_) {
@@ -312,23 +313,22 @@ void Sentinel::watch_switches(const NodeAddress& sentinel) {
 }
 
 void Sentinel::learn_sentinels(const NodeAddress& sentinel) {
-  sentinel_link(sentinel).send(
-      {"SENTINEL", "SENTINELS", config_.master_name}, clock::now() + command_timeout_, true,
-      [this](Response&& response) {
-        if (closed_ || !response.ok() || response.reply.type != Reply::kind::array) return;
-        std::vector<NodeAddress> learnt;
-        for (const auto& entry : response.reply.elements) {
-          // Each a flat list of field, value: ..., "ip", "10.0.0.7", "port", "26379", ...
-          std::string ip;
-          std::optional<std::uint16_t> port;
-          for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
-            if (entry.elements[i].str == "ip") ip = entry.elements[i + 1].str;
-            if (entry.elements[i].str == "port") port = port_of(entry.elements[i + 1].str);
-          }
-          if (!ip.empty() && port) learnt.push_back(NodeAddress{ip, *port});
-        }
-        resolver_.on(SentinelResolver::sentinels_learnt{std::move(learnt)});
-      });
+  sentinel_link(sentinel).send({"SENTINEL", "SENTINELS", config_.master_name}, clock::now() + command_timeout_, true,
+                               [this](Response&& response) {
+                                 if (closed_ || !response.ok() || response.reply.type != Reply::kind::array) return;
+                                 std::vector<NodeAddress> learnt;
+                                 for (const auto& entry : response.reply.elements) {
+                                   // Each a flat list of field, value: ..., "ip", "10.0.0.7", "port", "26379", ...
+                                   std::string ip;
+                                   std::optional<std::uint16_t> port;
+                                   for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
+                                     if (entry.elements[i].str == "ip") ip = entry.elements[i + 1].str;
+                                     if (entry.elements[i].str == "port") port = port_of(entry.elements[i + 1].str);
+                                   }
+                                   if (!ip.empty() && port) learnt.push_back(NodeAddress{ip, *port});
+                                 }
+                                 resolver_.on(SentinelResolver::sentinels_learnt{std::move(learnt)});
+                               });
 }
 
 }  // namespace warden::detail

@@ -47,8 +47,7 @@ class Sentinel final : public Topology {
 
  private:
   void dispatch(std::shared_ptr<RoutedCommand> routed);
-  void answered(const std::shared_ptr<RoutedCommand>& routed, const std::shared_ptr<Node>& node,
-                Response&& response);
+  void answered(const std::shared_ptr<RoutedCommand>& routed, const std::shared_ptr<Node>& node, Response&& response);
 
   void perform(const SentinelResolver::actions& actions);
   void ask_sentinel(const SentinelResolver::ask_sentinel& step);
@@ -73,7 +72,7 @@ class Sentinel final : public Topology {
   SentinelResolver resolver_;
 
   std::shared_ptr<Node> master_;
-  std::shared_ptr<Node> candidate_;  // named by a sentinel, asked ROLE
+  std::shared_ptr<Node> candidate_;                                         // named by a sentinel, asked ROLE
   std::unordered_map<std::string, std::unique_ptr<Connection>> sentinels_;  // by address
   std::unique_ptr<Connection> switches_;  // subscribed to +switch-master on one sentinel
   ParkedCommands<RoutedCommand> parked_;  // waiting for a confirmed master

@@ -4,7 +4,6 @@
 
 namespace warden::detail {
 
-
 namespace {
 
 bool is_slot(const Reply& reply) {
@@ -27,8 +26,7 @@ std::optional<NodeAddress> node_of(const Reply& entry, const NodeAddress& asked)
 
 }  // namespace
 
-std::optional<SlotMap> SlotMap::from_cluster_slots(const Reply& reply, const NodeAddress& asked,
-                                                   std::string* problem) {
+std::optional<SlotMap> SlotMap::from_cluster_slots(const Reply& reply, const NodeAddress& asked, std::string* problem) {
   auto refuse = [problem](std::string why) -> std::optional<SlotMap> {
     if (problem) *problem = std::move(why);
     return std::nullopt;

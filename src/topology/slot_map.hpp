@@ -30,8 +30,7 @@ class SlotMap {
   // replica..., ], ...]. An empty host (or "?", an unknown endpoint) means the
   // node that answered, `asked`. nullopt, with `problem` set, for a reply of
   // another shape (a node that is not in cluster mode answers with an error).
-  static std::optional<SlotMap> from_cluster_slots(const Reply& reply, const NodeAddress& asked,
-                                                   std::string* problem);
+  static std::optional<SlotMap> from_cluster_slots(const Reply& reply, const NodeAddress& asked, std::string* problem);
 
   // The master serving `slot`, or nullptr when no node does.
   const NodeAddress* master_of(std::uint16_t slot) const;

@@ -29,8 +29,8 @@ ConnectionOptions synced_options(const ConnectionOptions& options) {
 struct SyncedWrites::Link {
   explicit Link(EventLoop& loop, const ConnectionOptions& options) : connection(loop, synced_options(options)) {}
   Connection connection;
-  bool busy = false;             // a group is out
-  std::vector<Write> queued;     // the next group
+  bool busy = false;          // a group is out
+  std::vector<Write> queued;  // the next group
 };
 
 struct SyncedWrites::Group {
@@ -42,8 +42,7 @@ struct SyncedWrites::Group {
   std::string wait_problem;         // why it failed
 };
 
-SyncedWrites::SyncedWrites(EventLoop& loop, const ConnectionOptions& options, ReplicaPolicy policy,
-                           Connection& queries)
+SyncedWrites::SyncedWrites(EventLoop& loop, const ConnectionOptions& options, ReplicaPolicy policy, Connection& queries)
     : loop_(loop), options_(options), policy_(policy), queries_(queries) {}
 
 SyncedWrites::~SyncedWrites() { loop_.cancel(early_timer_); }
@@ -93,15 +92,15 @@ void SyncedWrites::read_role(const Response& response, bool first) {
                              too_few_attached(queries_.server(), *attached_, needed, policy_),
                              first ? " (for a server without replicas, set Config::replica_sync.mode to off)" : ""));
   } else if (!short_now && short_logged_ && options_.log) {
-    options_.log(log_level::info, fmt::format("warden: {}: {} replica{} attached again; replica_sync ({}) is met",
-                                              queries_.server(), *attached_, *attached_ == 1 ? "" : "s",
-                                              policy_.describe()));
+    options_.log(log_level::info,
+                 fmt::format("warden: {}: {} replica{} attached again; replica_sync ({}) is met", queries_.server(),
+                             *attached_, *attached_ == 1 ? "" : "s", policy_.describe()));
   }
   short_logged_ = short_now;
 }
 
-void SyncedWrites::send(Command command, bool asking, clock::time_point deadline, bool idempotent,
-                        replica_wait wait, Connection::Handler handler) {
+void SyncedWrites::send(Command command, bool asking, clock::time_point deadline, bool idempotent, replica_wait wait,
+                        Connection::Handler handler) {
   if (closed_) return handler(Response{make_error_code(errc::shut_down), {}});
   Write write{std::move(command), asking, deadline, idempotent, wait, std::move(handler)};
   if (role_answered_) return dispatch(std::move(write));
@@ -146,10 +145,10 @@ void SyncedWrites::dispatch(Write write) {
     // replicas that are not there.
     if (write.asking) queries_.send({"ASKING"}, write.deadline, true, [](Response&&) {});
     return queries_.send_encoded(write.command.bytes(), write.deadline, write.idempotent,
-                         [why = std::move(why), handler = std::move(write.handler)](Response&& response) {
-                           if (!response.error && !response.reply.is_error()) response.replica_shortfall = why;
-                           handler(std::move(response));
-                         });
+                                 [why = std::move(why), handler = std::move(write.handler)](Response&& response) {
+                                   if (!response.error && !response.reply.is_error()) response.replica_shortfall = why;
+                                   handler(std::move(response));
+                                 });
   }
   for (auto& link : links_) {
     if (!link->busy) return send_group(*link, {std::move(write)});
@@ -159,9 +158,8 @@ void SyncedWrites::dispatch(Write write) {
     links_.back()->connection.start();
     return send_group(*links_.back(), {std::move(write)});
   }
-  auto shortest = std::min_element(links_.begin(), links_.end(), [](const auto& a, const auto& b) {
-    return a->queued.size() < b->queued.size();
-  });
+  auto shortest = std::min_element(links_.begin(), links_.end(),
+                                   [](const auto& a, const auto& b) { return a->queued.size() < b->queued.size(); });
   (*shortest)->queued.push_back(std::move(write));
 }
 
@@ -189,15 +187,16 @@ void SyncedWrites::send_group(Link& link, std::vector<Write> writes) {
   for (std::size_t i = 0; i < group->writes.size(); ++i) {
     auto& write = group->writes[i];
     if (write.asking) link.connection.send({"ASKING"}, write.deadline, true, [](Response&&) {});
-    link.connection.send_encoded(write.command.bytes(), write.deadline, write.idempotent, [group, i, answered](Response&& response) {
-      group->writes[i].response = std::move(response);
-      answered();
-    });
+    link.connection.send_encoded(write.command.bytes(), write.deadline, write.idempotent,
+                                 [group, i, answered](Response&& response) {
+                                   group->writes[i].response = std::move(response);
+                                   answered();
+                                 });
   }
   // Not idempotent: sent again on a new connection, which has written
   // nothing, WAIT would answer at once with every replica.
-  link.connection.send({"WAIT", std::to_string(group->needed), std::to_string(group->wait_for.count())}, latest,
-                       false, [group, answered](Response&& response) {
+  link.connection.send({"WAIT", std::to_string(group->needed), std::to_string(group->wait_for.count())}, latest, false,
+                       [group, answered](Response&& response) {
                          if (!response.error && response.reply.is_integer()) {
                            group->acknowledged = static_cast<int>(response.reply.integer);
                          } else {

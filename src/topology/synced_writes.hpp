@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "io/connection.hpp"
 #include "io/command.hpp"
+#include "io/connection.hpp"
 #include "topology/replica_sync.hpp"
 
 namespace warden::detail {

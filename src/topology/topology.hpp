@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
-#include "io/connection.hpp"
 #include "io/command.hpp"
-#include "topology/replica_sync.hpp"
+#include "io/connection.hpp"
 #include "io/script.hpp"
+#include "topology/replica_sync.hpp"
 
 namespace warden::detail {
 
@@ -37,8 +37,8 @@ class Topology {
   // A script call (Command::evalsha), routed by `route_key` (its first key).
   // `wait`: a lock write that waits for replicas when Config::replica_sync
   // is on (Node::send).
-  virtual void run_script(Command command, std::string_view route_key, clock::time_point deadline,
-                          bool idempotent, Connection::Handler handler, replica_wait wait) = 0;
+  virtual void run_script(Command command, std::string_view route_key, clock::time_point deadline, bool idempotent,
+                          Connection::Handler handler, replica_wait wait) = 0;
 
   // The node serving `key` now, for its subscriber connection and its
   // connection state; nullptr when no node is known to serve it (a cluster

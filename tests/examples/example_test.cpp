@@ -41,8 +41,7 @@ TEST(Examples, MetricsPrintsAPrometheusScrapeOfWhatItDid) {
   EXPECT_TRUE(has("# TYPE warden_acquire_wait_seconds histogram")) << text;
   // 4 threads x 25 holds, and the watchdog-renewed one.
   EXPECT_TRUE(has("warden_acquire_wait_seconds_count{kind=\"lock\",outcome=\"acquired\"} 101\n")) << text;
-  EXPECT_TRUE(has("warden_acquire_wait_seconds_bucket{kind=\"lock\",outcome=\"acquired\",le=\"+Inf\"} 101\n"))
-      << text;
+  EXPECT_TRUE(has("warden_acquire_wait_seconds_bucket{kind=\"lock\",outcome=\"acquired\",le=\"+Inf\"} 101\n")) << text;
   EXPECT_TRUE(has("warden_acquire_wait_seconds_count{kind=\"lock\",outcome=\"timed_out\"} 1\n")) << text;
   EXPECT_TRUE(has("warden_release_latency_seconds_count{kind=\"lock\",result=\"ok\"} 101\n")) << text;
   const std::string node = "node=\"127.0.0.1:" + std::to_string(server.port()) + "\"";
@@ -66,7 +65,8 @@ TEST(Examples, ClusterTakesLocksOnSeveralMastersAndWakesAWaiterThroughAShardChan
   std::set<int> masters;
   for (const char* name : {"order:1001", "order:1002", "order:1003"}) {
     RedisProbe probe(cluster.node(0));
-    masters.insert(cluster.master_of_slot(static_cast<std::uint16_t>(probe.command({"CLUSTER", "KEYSLOT", name}).integer)));
+    masters.insert(
+        cluster.master_of_slot(static_cast<std::uint16_t>(probe.command({"CLUSTER", "KEYSLOT", name}).integer)));
   }
   EXPECT_GT(masters.size(), 1u);
 }

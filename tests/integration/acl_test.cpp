@@ -109,7 +109,6 @@ TEST_F(Acl, TheDocumentedLineIsEnoughForEveryLockKind) {
 // Every lock kind through the restricted user: holds, waits, renewals,
 // give-ups, force-unlocks.
 void Acl::exercise(Client& a, Client& b) {
-
   // Lock: a waiter parked on the channel, woken by the release's message.
   Lock lock = a.get_lock("orders:1");
   lock.lock();

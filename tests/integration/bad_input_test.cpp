@@ -10,7 +10,6 @@ namespace {
 
 class BadInput : public ::testing::Test {
  protected:
-
   template <class Call>
   void expect_error(errc code, const std::string& lock_name, Call call) {
     expect_refusal(probe, code, lock_name, call);
@@ -29,20 +28,26 @@ TEST_F(BadInput, NonPositiveLeasesAreRejected) {
   Lock lock = client.get_lock("lease-check");
   expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock(lock_options().with_lease(0ms)); });
   expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock(lock_options().with_lease(-5ms)); });
-  expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock(lock_options().with_wait(1s).with_lease(0ms)); });
-  expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock(lock_options().with_wait(1s).with_lease(-1s)); });
-  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock_async(1, lock_options().with_lease(0ms)).get(); });
+  expect_error(errc::invalid_argument, "lease-check",
+               [&] { lock.try_lock(lock_options().with_wait(1s).with_lease(0ms)); });
+  expect_error(errc::invalid_argument, "lease-check",
+               [&] { lock.try_lock(lock_options().with_wait(1s).with_lease(-1s)); });
+  expect_error(errc::invalid_argument, "lease-check",
+               [&] { lock.lock_async(1, lock_options().with_lease(0ms)).get(); });
   // Too long for Redis to expire (it would keep the hold for ever) or for the
   // client's clocks to represent.
-  expect_error(errc::invalid_argument, "lease-check", [&] { lock.lock(lock_options().with_lease(std::chrono::hours::max())); });
-  expect_error(errc::invalid_argument, "lease-check", [&] { lock.try_lock(lock_options().with_wait(0ms).with_lease(std::chrono::hours(24 * 365 * 11))); });
+  expect_error(errc::invalid_argument, "lease-check",
+               [&] { lock.lock(lock_options().with_lease(std::chrono::hours::max())); });
+  expect_error(errc::invalid_argument, "lease-check",
+               [&] { lock.try_lock(lock_options().with_wait(0ms).with_lease(std::chrono::hours(24 * 365 * 11))); });
   EXPECT_FALSE(probe.exists("lease-check"));
 }
 
 TEST_F(BadInput, NegativeWaitIsRejected) {
   Lock lock = client.get_lock("wait-check");
   expect_error(errc::invalid_argument, "wait-check", [&] { lock.try_lock_for(-1ms); });
-  expect_error(errc::invalid_argument, "wait-check", [&] { lock.try_lock_async(1, lock_options().with_wait(-10ms)).get(); });
+  expect_error(errc::invalid_argument, "wait-check",
+               [&] { lock.try_lock_async(1, lock_options().with_wait(-10ms)).get(); });
   EXPECT_FALSE(probe.exists("wait-check"));
   // A deadline already past is one attempt, as for std::timed_mutex.
   EXPECT_TRUE(lock.try_lock_until(std::chrono::steady_clock::now() - 1s));
@@ -58,7 +63,9 @@ TEST_F(BadInput, UnlockFromAnotherThreadIsNotOwnerAndLeavesTheHold) {
   Lock lock = client.get_lock("mine");
   lock.lock();
   auto held = probe.hgetall("mine");
-  std::thread([&] { expect_error(errc::not_owner, "mine", [&] { lock.unlock_async(current_thread_id()).get(); }); }).join();
+  std::thread([&] {
+    expect_error(errc::not_owner, "mine", [&] { lock.unlock_async(current_thread_id()).get(); });
+  }).join();
   EXPECT_EQ(probe.hgetall("mine"), held);
   lock.unlock();
 }

@@ -29,7 +29,8 @@ TEST(Cancel, AWaitingLockEndsWithCancelledAndLeavesNothing) {
 
   Lock lock = waiter_client.get_lock("cancelled");
   cancel_source source;
-  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(lock_options().with_cancel(source.token())); }); });
+  auto waiting = std::async(std::launch::async,
+                            [&] { return code_of([&] { lock.lock(lock_options().with_cancel(source.token())); }); });
   bool waiting_seen = eventually([&] { return subscribers(probe, "redisson_lock__channel:{cancelled}") == 1; });
   auto cancelled_at = std::chrono::steady_clock::now();
   source.cancel();  // before any assertion: a failed one must not leave the wait running
@@ -51,8 +52,11 @@ TEST(Cancel, AFairWaiterLeavesTheQueue) {
 
   FairLock lock = waiter_client.get_fair_lock("fair-cancelled");
   cancel_source source;
-  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(lock_options().with_cancel(source.token())); }); });
-  bool waiting_seen = eventually([&] { return probe.command({"LLEN", "redisson_lock_queue:{fair-cancelled}"}).integer == 1; });
+  auto waiting = std::async(std::launch::async,
+                            [&] { return code_of([&] { lock.lock(lock_options().with_cancel(source.token())); }); });
+  bool waiting_seen = eventually([&] {
+    return probe.command({"LLEN", "redisson_lock_queue:{fair-cancelled}"}).integer == 1;
+  });
   source.cancel();  // before any assertion: a failed one must not leave the wait running
   ASSERT_TRUE(waiting_seen);
   EXPECT_EQ(waiting.get(), errc::cancelled);
@@ -109,7 +113,8 @@ TEST(Cancel, AnAttemptInFlightIsTakenBack) {
 
   probe.command({"CLIENT", "PAUSE", "10000", "WRITE"});
   cancel_source source;
-  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { lock.lock(lock_options().with_cancel(source.token())); }); });
+  auto waiting = std::async(std::launch::async,
+                            [&] { return code_of([&] { lock.lock(lock_options().with_cancel(source.token())); }); });
   bool waiting_seen = eventually([&] {
     return probe.command({"INFO", "clients"}).str.find("blocked_clients:1") != std::string::npos;
   });
@@ -136,7 +141,8 @@ TEST(Cancel, AWaitingMultiLockLeavesNoMemberTaken) {
   blocker.lock();
   MultiLock both{client.get_lock("multi-a"), client.get_lock("multi-b")};
   cancel_source source;
-  auto waiting = std::async(std::launch::async, [&] { return code_of([&] { both.lock(lock_options().with_cancel(source.token())); }); });
+  auto waiting = std::async(std::launch::async,
+                            [&] { return code_of([&] { both.lock(lock_options().with_cancel(source.token())); }); });
   // Rounds run: a member waits on the held one's channel.
   bool waiting_seen = eventually([&] { return subscribers(probe, "redisson_lock__channel:{multi-b}") >= 1; });
   source.cancel();  // before any assertion: a failed one must not leave the wait running
@@ -184,11 +190,11 @@ TEST(Cancel, CallbackFormsAreCancelled) {
   std::promise<std::error_code> tried;
   lock.lock_async(new_owner_id(), lock_options().with_cancel(source.token()),
                   [&](std::error_code error) { locked.set_value(error); });
-  lock.try_lock_async(new_owner_id(), lock_options().with_wait(30s).with_cancel(source.token()),
-                      [&](std::error_code error, bool acquired) {
-                        tried.set_value(acquired ? std::error_code{} : error);
-                      });
-  bool waiting_seen = eventually([&] { return subscribers(probe, "redisson_lock__channel:{callback-cancelled}") == 1; });
+  lock.try_lock_async(
+      new_owner_id(), lock_options().with_wait(30s).with_cancel(source.token()),
+      [&](std::error_code error, bool acquired) { tried.set_value(acquired ? std::error_code{} : error); });
+  bool waiting_seen =
+      eventually([&] { return subscribers(probe, "redisson_lock__channel:{callback-cancelled}") == 1; });
   source.cancel();  // before any assertion: a failed one must not leave the waits running
   ASSERT_TRUE(waiting_seen);
   EXPECT_EQ(locked.get_future().get(), errc::cancelled);

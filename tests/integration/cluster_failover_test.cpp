@@ -89,8 +89,8 @@ TEST(ClusterFailover, WithReplicaSyncOffAHoldThatDidNotReachTheReplicaIsReported
   await_master(cluster, keys::slot(name), 3, 20s);
   // The promoted replica never had the key: the next renewal finds it gone.
   RedisProbe promoted(cluster.first_replica(0));
-  ASSERT_TRUE(lost.wait_for(15s)) << "the promoted replica has the key: " << promoted.exists(name)
-                                  << ", PTTL " << promoted.pttl(name);
+  ASSERT_TRUE(lost.wait_for(15s)) << "the promoted replica has the key: " << promoted.exists(name) << ", PTTL "
+                                  << promoted.pttl(name);
   EXPECT_EQ(cause, errc::lease_expired);
   EXPECT_LT(held.valid_until(), steady::now());
 }

@@ -21,11 +21,11 @@
 #include <vector>
 
 #include "lock/keys.hpp"
-#include "topology/key_slot.hpp"
 #include "message_recorder.hpp"
 #include "redis_cluster.hpp"
 #include "redis_probe.hpp"
 #include "test_env.hpp"
+#include "topology/key_slot.hpp"
 
 namespace warden::test {
 
@@ -73,7 +73,8 @@ class Acquires {
 };
 
 // Waits until the cluster says the node at `index` serves `slot`.
-inline void await_master(RedisCluster& cluster, std::uint16_t slot, std::size_t index, std::chrono::milliseconds timeout) {
+inline void await_master(RedisCluster& cluster, std::uint16_t slot, std::size_t index,
+                         std::chrono::milliseconds timeout) {
   ASSERT_TRUE(eventually([&] { return cluster.master_of_slot(slot) == static_cast<int>(index); }, timeout))
       << "node " << index << " did not become the master of slot " << slot;
 }

@@ -173,8 +173,8 @@ TEST_F(ClusterLocks, RedissonShardChannelsHearWardenAndWardenHearsRedisson) {
     return true;
   });
   ASSERT_TRUE(eventually([&] { return shard_subscribers(master, channel) == 1; }));
-  auto released = master.command({"EVAL", "redis.call('del', KEYS[1]); return redis.call('spublish', KEYS[2], ARGV[1])",
-                                   "2", name, channel, "0"});
+  auto released = master.command(
+      {"EVAL", "redis.call('del', KEYS[1]); return redis.call('spublish', KEYS[2], ARGV[1])", "2", name, channel, "0"});
   EXPECT_EQ(released.integer, 1);
   ASSERT_TRUE(got.get());
   EXPECT_LT(elapsed_ms(started), 10'000);

@@ -39,7 +39,8 @@ TEST_P(ClusterPubSub, AWaiterIsWokenByTheUnlockMessage) {
     return true;
   });
   // Subscribed on the master of the channel's slot, with the asked-for kind.
-  ASSERT_TRUE(eventually([&] { return (sharded ? shard_subscribers(master, channel) : subscribers(master, channel)) == 1; }));
+  ASSERT_TRUE(
+      eventually([&] { return (sharded ? shard_subscribers(master, channel) : subscribers(master, channel)) == 1; }));
   EXPECT_EQ(sharded ? subscribers(master, channel) : shard_subscribers(master, channel), 0);
   held.unlock();
   ASSERT_TRUE(got.get());
@@ -123,9 +124,12 @@ INSTANTIATE_TEST_SUITE_P(Modes, ClusterPubSub,
                          ::testing::Values(sharded_pubsub::automatic, sharded_pubsub::on, sharded_pubsub::off),
                          [](const ::testing::TestParamInfo<sharded_pubsub>& info) {
                            switch (info.param) {
-                             case sharded_pubsub::automatic: return std::string("automatic");
-                             case sharded_pubsub::on: return std::string("on");
-                             case sharded_pubsub::off: return std::string("off");
+                             case sharded_pubsub::automatic:
+                               return std::string("automatic");
+                             case sharded_pubsub::on:
+                               return std::string("on");
+                             case sharded_pubsub::off:
+                               return std::string("off");
                            }
                            return std::string("unknown");
                          });

@@ -20,8 +20,8 @@ void move_slot(RedisCluster& cluster, std::uint16_t slot, std::size_t from, std:
   ASSERT_FALSE(source.command({"CLUSTER", "SETSLOT", s, "MIGRATING", cluster.node_id(to)}).is_error());
   auto keys_in_slot = source.command({"CLUSTER", "GETKEYSINSLOT", s, "100"});
   for (const auto& key : keys_in_slot.elements) {
-    auto moved = source.command({"MIGRATE", "127.0.0.1", std::to_string(cluster.node(to).port()), key.str, "0",
-                                 "5000", "REPLACE"});
+    auto moved = source.command(
+        {"MIGRATE", "127.0.0.1", std::to_string(cluster.node(to).port()), key.str, "0", "5000", "REPLACE"});
     ASSERT_FALSE(moved.is_error()) << moved.str;
   }
   between();

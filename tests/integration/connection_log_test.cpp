@@ -86,8 +86,7 @@ TEST(ConnectionLog, AServerThatRefusesTheNameStillServesLocks) {
   RedisServer server;
   RedisProbe probe(server);
   // Everything but CLIENT.
-  ASSERT_FALSE(
-      probe.command({"ACL", "SETUSER", "unnamed", "on", ">pw", "~*", "&*", "+@all", "-client"}).is_error());
+  ASSERT_FALSE(probe.command({"ACL", "SETUSER", "unnamed", "on", ">pw", "~*", "&*", "+@all", "-client"}).is_error());
   LogLines log;
   Config config = fast_config(server);
   config.username = "unnamed";

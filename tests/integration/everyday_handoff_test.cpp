@@ -32,25 +32,38 @@ enum class form { lock, try_lock_for, future, callback };
 
 const char* name_of(kind k) {
   switch (k) {
-    case kind::lock: return "Lock";
-    case kind::fair: return "FairLock";
-    case kind::fenced: return "FencedLock";
-    case kind::spin: return "SpinLock";
-    case kind::write_write: return "WriteThenWrite";
-    case kind::write_read: return "WriteThenRead";
-    case kind::read_write: return "ReadThenWrite";
-    case kind::multi: return "MultiLock";
-    case kind::red: return "RedLock";
+    case kind::lock:
+      return "Lock";
+    case kind::fair:
+      return "FairLock";
+    case kind::fenced:
+      return "FencedLock";
+    case kind::spin:
+      return "SpinLock";
+    case kind::write_write:
+      return "WriteThenWrite";
+    case kind::write_read:
+      return "WriteThenRead";
+    case kind::read_write:
+      return "ReadThenWrite";
+    case kind::multi:
+      return "MultiLock";
+    case kind::red:
+      return "RedLock";
   }
   return "?";
 }
 
 const char* name_of(form f) {
   switch (f) {
-    case form::lock: return "Lock";
-    case form::try_lock_for: return "TryLockFor";
-    case form::future: return "Future";
-    case form::callback: return "Callback";
+    case form::lock:
+      return "Lock";
+    case form::try_lock_for:
+      return "TryLockFor";
+    case form::future:
+      return "Future";
+    case form::callback:
+      return "Callback";
   }
   return "?";
 }
@@ -104,11 +117,16 @@ class EverydayHandoff : public ::testing::TestWithParam<std::tuple<kind, bool, f
   static Side side_for(kind k, const Clients& clients, const std::string& name, bool holder) {
     Client& client = *clients[0];
     switch (k) {
-      case kind::lock: return side_of(client.get_lock(name));
-      case kind::fair: return side_of(client.get_fair_lock(name));
-      case kind::fenced: return side_of(client.get_fenced_lock(name));
-      case kind::spin: return side_of(client.get_spin_lock(name));
-      case kind::write_write: return side_of(client.get_read_write_lock(name).write_lock());
+      case kind::lock:
+        return side_of(client.get_lock(name));
+      case kind::fair:
+        return side_of(client.get_fair_lock(name));
+      case kind::fenced:
+        return side_of(client.get_fenced_lock(name));
+      case kind::spin:
+        return side_of(client.get_spin_lock(name));
+      case kind::write_write:
+        return side_of(client.get_read_write_lock(name).write_lock());
       case kind::write_read: {
         auto rw = client.get_read_write_lock(name);
         return side_of(holder ? rw.write_lock() : rw.read_lock());
@@ -121,8 +139,7 @@ class EverydayHandoff : public ::testing::TestWithParam<std::tuple<kind, bool, f
         return side_of(MultiLock{client.get_lock(name + ":a"), client.get_fair_lock(name + ":b"),
                                  client.get_read_write_lock(name + ":c").write_lock()});
       case kind::red:
-        return side_of(
-            RedLock{clients[0]->get_lock(name), clients[1]->get_lock(name), clients[2]->get_lock(name)});
+        return side_of(RedLock{clients[0]->get_lock(name), clients[1]->get_lock(name), clients[2]->get_lock(name)});
     }
     throw std::logic_error("unknown kind");
   }
@@ -230,14 +247,13 @@ std::string param_name(const ::testing::TestParamInfo<EverydayHandoff::ParamType
   return std::string(name_of(k)) + (same_client ? "_OneClient_" : "_TwoClients_") + name_of(f);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, EverydayHandoff,
-                         ::testing::Combine(::testing::Values(kind::lock, kind::fair, kind::fenced, kind::spin,
-                                                              kind::write_write, kind::write_read, kind::read_write,
-                                                              kind::multi, kind::red),
-                                            ::testing::Bool(),
-                                            ::testing::Values(form::lock, form::try_lock_for, form::future,
-                                                              form::callback)),
-                         param_name);
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, EverydayHandoff,
+    ::testing::Combine(::testing::Values(kind::lock, kind::fair, kind::fenced, kind::spin, kind::write_write,
+                                         kind::write_read, kind::read_write, kind::multi, kind::red),
+                       ::testing::Bool(),
+                       ::testing::Values(form::lock, form::try_lock_for, form::future, form::callback)),
+    param_name);
 
 }  // namespace
 }  // namespace warden::test
@@ -378,15 +394,14 @@ std::string process_param_name(const ::testing::TestParamInfo<EverydayHandoffAcr
   return title(pair.holder) + "Then" + title(pair.waiter) + (worker_holds ? "_WorkerHolds" : "_WorkerWaits");
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, EverydayHandoffAcrossProcesses,
-                         ::testing::Combine(::testing::Values(ProcessPair{"lock", "lock"}, ProcessPair{"fair", "fair"},
-                                                              ProcessPair{"fenced", "fenced"},
-                                                              ProcessPair{"spin", "spin"},
-                                                              ProcessPair{"write", "write"},
-                                                              ProcessPair{"write", "read"},
-                                                              ProcessPair{"read", "write"}),
-                                            ::testing::Bool()),
-                         process_param_name);
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, EverydayHandoffAcrossProcesses,
+    ::testing::Combine(::testing::Values(ProcessPair{"lock", "lock"}, ProcessPair{"fair", "fair"},
+                                         ProcessPair{"fenced", "fenced"}, ProcessPair{"spin", "spin"},
+                                         ProcessPair{"write", "write"}, ProcessPair{"write", "read"},
+                                         ProcessPair{"read", "write"}),
+                       ::testing::Bool()),
+    process_param_name);
 
 }  // namespace
 }  // namespace warden::test

@@ -21,7 +21,9 @@ namespace warden::test {
 
 namespace scripts = detail::scripts;
 
-inline std::string owner_of(const Client& client, thread_id thread) { return client.id() + ":" + std::to_string(thread); }
+inline std::string owner_of(const Client& client, thread_id thread) {
+  return client.id() + ":" + std::to_string(thread);
+}
 
 inline std::string queue_key(const std::string& name) { return "redisson_lock_queue:{" + name + "}"; }
 inline std::string timeout_key(const std::string& name) { return "redisson_lock_timeout:{" + name + "}"; }
@@ -63,8 +65,8 @@ class FairLockTest : public ::testing::Test {
   // Every command lands in the slow log, so tests can count script runs.
   RedisServer server{log_every_command()};
   RedisProbe probe{server};
-  ScriptLog log{probe, {&scripts::fair_acquire, &scripts::fair_release, &scripts::fair_give_up,
-                        &scripts::fair_force_release}};
+  ScriptLog log{probe,
+                {&scripts::fair_acquire, &scripts::fair_release, &scripts::fair_give_up, &scripts::fair_force_release}};
 };
 
 }  // namespace warden::test

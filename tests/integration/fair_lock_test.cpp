@@ -247,7 +247,8 @@ TEST_F(FairLockTest, ReleaseWakesOnlyTheQueueHead) {
     channels.push_back(wake_channel(name, owners.back()));
   }
   MessageRecorder recorder(server, channels);
-  holder.get_fair_lock(name).lock(lock_options().with_lease(60s));  // waiters would sleep 10 s between their own attempts
+  holder.get_fair_lock(name).lock(
+      lock_options().with_lease(60s));  // waiters would sleep 10 s between their own attempts
 
   std::vector<AcquireFuture<void>> got;
   for (int i = 0; i < count; ++i) {
@@ -299,7 +300,8 @@ TEST_F(FairLockTest, ProcessesAreServedInTheOrderTheyQueued) {
   std::vector<std::unique_ptr<ChildProcess>> children;
   for (int i = 0; i < processes; ++i) {
     children.push_back(std::make_unique<ChildProcess>(
-        WARDEN_TEST_WORKER, std::vector<std::string>{"fair", server.url(), name, "order", std::to_string(i), worker_wait}));
+        WARDEN_TEST_WORKER,
+        std::vector<std::string>{"fair", server.url(), name, "order", std::to_string(i), worker_wait}));
     // The next one starts only once this one is in the queue.
     ASSERT_TRUE(eventually([&] { return queue_of(probe, name).size() == static_cast<std::size_t>(i) + 1; }, 10s));
   }
@@ -526,8 +528,8 @@ TEST_F(FairLockTest, ADeadHeadIsDroppedWithoutDroppingTheLiveRedissonWaiterBehin
     auto redisson_deadlines = [&](long long head_deadline) {
       dead_deadline = head_deadline;
       java_deadline = head_deadline + wait_ms;
-      probe.command({"ZADD", timeout_key(name), std::to_string(dead_deadline), dead, std::to_string(java_deadline),
-                     java});
+      probe.command(
+          {"ZADD", timeout_key(name), std::to_string(dead_deadline), dead, std::to_string(java_deadline), java});
     };
     probe.command({"RPUSH", queue_key(name), dead, java});
     AcquireFuture<void> got;

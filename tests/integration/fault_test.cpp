@@ -48,8 +48,7 @@ TEST(Fault, ServerKilledMidWaitFailsWithAConnectionErrorByTheDeadline) {
   auto killed_at = std::chrono::steady_clock::now();
   server.kill();
   waiter.join();
-  EXPECT_TRUE(failure == errc::connection_lost || failure == errc::connection_refused ||
-              failure == errc::timed_out)
+  EXPECT_TRUE(failure == errc::connection_lost || failure == errc::connection_refused || failure == errc::timed_out)
       << failure.message();
   // The re-poll after the subscriber dropped finds no server; it fails within
   // the command deadline (plus the attempts to read ownership back).

@@ -108,7 +108,8 @@ TEST_F(FencedLockTest, TheLeaseIsHonoured) {
   EXPECT_GT(ttl, 0);
   EXPECT_LE(ttl, 400);
   EXPECT_TRUE(eventually([&] { return !probe.exists(name); }, 2s)) << "a fixed lease is not renewed";
-  EXPECT_EQ(lock.try_lock_and_get_token(lock_options().with_wait(1s).with_lease(300ms)), std::optional<std::int64_t>{2});
+  EXPECT_EQ(lock.try_lock_and_get_token(lock_options().with_wait(1s).with_lease(300ms)),
+            std::optional<std::int64_t>{2});
   EXPECT_LE(probe.pttl(name), 300);
   lock.unlock();
 }
@@ -166,11 +167,12 @@ TEST_F(FencedLockTest, AsyncFormsDeliverTheToken) {
   // Taken by owner 2: owner 3's try reports no token.
   Event tried;
   std::optional<std::int64_t> maybe{-7};
-  lock.try_lock_and_get_token_async(3, lock_options().with_wait(0ms), [&](std::error_code error, std::optional<std::int64_t> token) {
-    failure = error;
-    maybe = token;
-    tried.set();
-  });
+  lock.try_lock_and_get_token_async(3, lock_options().with_wait(0ms),
+                                    [&](std::error_code error, std::optional<std::int64_t> token) {
+                                      failure = error;
+                                      maybe = token;
+                                      tried.set();
+                                    });
   ASSERT_TRUE(tried.wait_for(2s));
   EXPECT_FALSE(failure);
   EXPECT_EQ(maybe, std::nullopt);
@@ -222,11 +224,11 @@ TEST_F(FencedLockTest, ACounterThatIsNotATokenCounterIsRefusedAndNothingChanges)
   FencedLock lock = client.get_fenced_lock(name);
   const std::string key = token_key(name);
   for (auto& setup : std::vector<std::vector<std::string>>{{"SET", key, "abc"},
-                                                            {"SET", key, "-5"},
-                                                            {"SET", key, "12 "},
-                                                            {"RPUSH", key, "1"},
-                                                            {"HSET", key, "n", "1"},
-                                                            {"ZADD", key, "1", "x"}}) {
+                                                           {"SET", key, "-5"},
+                                                           {"SET", key, "12 "},
+                                                           {"RPUSH", key, "1"},
+                                                           {"HSET", key, "n", "1"},
+                                                           {"ZADD", key, "1", "x"}}) {
     SCOPED_TRACE(setup[0] + " " + setup.back());
     probe.command({"DEL", key});
     probe.command(setup);
@@ -246,7 +248,8 @@ TEST_F(FencedLockTest, ACounterThatIsNotATokenCounterIsRefusedAndNothingChanges)
   // Bad arguments: nothing is sent.
   expect_error(errc::invalid_argument, name, [&] { lock.lock_and_get_token(lock_options().with_lease(0ms)); });
   expect_error(errc::invalid_argument, name, [&] { lock.try_lock_and_get_token(lock_options().with_wait(-1ms)); });
-  expect_error(errc::invalid_argument, name, [&] { lock.try_lock_and_get_token(lock_options().with_wait(1s).with_lease(-1s)); });
+  expect_error(errc::invalid_argument, name,
+               [&] { lock.try_lock_and_get_token(lock_options().with_wait(1s).with_lease(-1s)); });
   expect_error(errc::invalid_argument, name, [&] { lock.lock_and_get_token_async(0).get(); });
   expect_error(errc::invalid_argument, "''", [&] { client.get_fenced_lock(""); });
   EXPECT_TRUE(snapshot().empty());

@@ -79,20 +79,28 @@ enum class loss { force_unlock, deleted, server_restarted };
 
 std::string name_of(guard_kind kind) {
   switch (kind) {
-    case guard_kind::lock_guard: return "LockGuard";
-    case guard_kind::unique_lock: return "UniqueLock";
-    case guard_kind::scoped_lock_one: return "ScopedLockOfOne";
-    case guard_kind::scoped_lock_two: return "ScopedLockOfTwo";
-    case guard_kind::checked: return "UnlockChecked";
+    case guard_kind::lock_guard:
+      return "LockGuard";
+    case guard_kind::unique_lock:
+      return "UniqueLock";
+    case guard_kind::scoped_lock_one:
+      return "ScopedLockOfOne";
+    case guard_kind::scoped_lock_two:
+      return "ScopedLockOfTwo";
+    case guard_kind::checked:
+      return "UnlockChecked";
   }
   return "?";
 }
 
 std::string name_of(loss way) {
   switch (way) {
-    case loss::force_unlock: return "ForceUnlockedByAnotherClient";
-    case loss::deleted: return "KeyDeleted";
-    case loss::server_restarted: return "ServerRestartedEmpty";
+    case loss::force_unlock:
+      return "ForceUnlockedByAnotherClient";
+    case loss::deleted:
+      return "KeyDeleted";
+    case loss::server_restarted:
+      return "ServerRestartedEmpty";
   }
   return "?";
 }

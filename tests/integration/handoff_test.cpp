@@ -61,9 +61,8 @@ TEST(Handoff, ASecondWaiterOnASubscribedChannelSendsNoReTryAfterJoining) {
   auto first_waits = lock.lock_async(first);
   // The first waiter finds nobody subscribed: a try, the subscription, a
   // re-try (an unlock between the two would have been missed); then it sleeps.
-  ASSERT_TRUE(eventually([&] {
-    return subscribers(probe, channel_of("handoff")) == 1 && probe.script_calls() == base + 2;
-  }));
+  ASSERT_TRUE(
+      eventually([&] { return subscribers(probe, channel_of("handoff")) == 1 && probe.script_calls() == base + 2; }));
 
   auto before = probe.script_calls();
   auto second_waits = lock.lock_async(second);

@@ -7,13 +7,13 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <memory>
-#include <thread>
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -24,9 +24,9 @@ namespace warden::test {
 namespace {
 
 struct Row {
-  const char* what;                          // the class of bad input
+  const char* what;                             // the class of bad input
   std::vector<std::vector<std::string>> setup;  // commands that build the hostile state
-  std::function<void(Client&)> call;         // the call that must fail
+  std::function<void(Client&)> call;            // the call that must fail
   errc expected;
 };
 
@@ -51,104 +51,161 @@ std::vector<Row> rows() {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   return {
       // force_unlock deletes only a lock of its own kind.
-      {"Lock::force_unlock on a string", {{"SET", "k", "precious"}},
-       [](Client& c) { c.get_lock("k").force_unlock(); }, errc::wrong_type},
-      {"Lock::force_unlock on a foreign hash", {{"HSET", "k", "name", "alice", "age", "42"}},
-       [](Client& c) { c.get_lock("k").force_unlock(); }, errc::wrong_type},
-      {"Lock::force_unlock on a list", {{"RPUSH", "k", "a", "b"}},
-       [](Client& c) { c.get_lock("k").force_unlock(); }, errc::wrong_type},
-      {"Lock::force_unlock on a read-write lock", {{"HSET", "k", "mode", "read", "o:1", "1"}, {"PEXPIRE", "k", "60000"}},
-       [](Client& c) { c.get_lock("k").force_unlock(); }, errc::wrong_type},
+      {"Lock::force_unlock on a string",
+       {{"SET", "k", "precious"}},
+       [](Client& c) { c.get_lock("k").force_unlock(); },
+       errc::wrong_type},
+      {"Lock::force_unlock on a foreign hash",
+       {{"HSET", "k", "name", "alice", "age", "42"}},
+       [](Client& c) { c.get_lock("k").force_unlock(); },
+       errc::wrong_type},
+      {"Lock::force_unlock on a list",
+       {{"RPUSH", "k", "a", "b"}},
+       [](Client& c) { c.get_lock("k").force_unlock(); },
+       errc::wrong_type},
+      {"Lock::force_unlock on a read-write lock",
+       {{"HSET", "k", "mode", "read", "o:1", "1"}, {"PEXPIRE", "k", "60000"}},
+       [](Client& c) { c.get_lock("k").force_unlock(); },
+       errc::wrong_type},
       {"Lock::force_unlock on a fair lock's live queue", fair_lock_with_queue("k"),
        [](Client& c) { c.get_lock("k").force_unlock(); }, errc::wrong_type},
-      {"FairLock::force_unlock on a string", {{"SET", "k", "precious"}},
-       [](Client& c) { c.get_fair_lock("k").force_unlock(); }, errc::wrong_type},
-      {"FairLock::force_unlock on a read-write lock", {{"HSET", "k", "mode", "write", "o:1:write", "1"}},
-       [](Client& c) { c.get_fair_lock("k").force_unlock(); }, errc::wrong_type},
+      {"FairLock::force_unlock on a string",
+       {{"SET", "k", "precious"}},
+       [](Client& c) { c.get_fair_lock("k").force_unlock(); },
+       errc::wrong_type},
+      {"FairLock::force_unlock on a read-write lock",
+       {{"HSET", "k", "mode", "write", "o:1:write", "1"}},
+       [](Client& c) { c.get_fair_lock("k").force_unlock(); },
+       errc::wrong_type},
       {"FairLock::force_unlock with a foreign queue key",
        {{"HSET", "k", "o:1", "1"}, {"SET", "redisson_lock_queue:{k}", "not a list"}},
-       [](Client& c) { c.get_fair_lock("k").force_unlock(); }, errc::wrong_type},
-      {"read_lock().force_unlock on a plain lock", {{"HSET", "k", "o:1", "1"}},
-       [](Client& c) { c.get_read_write_lock("k").read_lock().force_unlock(); }, errc::wrong_type},
-      {"write_lock().force_unlock on a foreign hash", {{"HSET", "k", "mode", "write", "owner", "bob"}},
-       [](Client& c) { c.get_read_write_lock("k").write_lock().force_unlock(); }, errc::wrong_type},
-      {"write_lock().force_unlock on a string", {{"SET", "k", "write"}},
-       [](Client& c) { c.get_read_write_lock("k").write_lock().force_unlock(); }, errc::wrong_type},
+       [](Client& c) { c.get_fair_lock("k").force_unlock(); },
+       errc::wrong_type},
+      {"read_lock().force_unlock on a plain lock",
+       {{"HSET", "k", "o:1", "1"}},
+       [](Client& c) { c.get_read_write_lock("k").read_lock().force_unlock(); },
+       errc::wrong_type},
+      {"write_lock().force_unlock on a foreign hash",
+       {{"HSET", "k", "mode", "write", "owner", "bob"}},
+       [](Client& c) { c.get_read_write_lock("k").write_lock().force_unlock(); },
+       errc::wrong_type},
+      {"write_lock().force_unlock on a string",
+       {{"SET", "k", "write"}},
+       [](Client& c) { c.get_read_write_lock("k").write_lock().force_unlock(); },
+       errc::wrong_type},
 
       // Acquires never take over a key of another kind.
-      {"read lock on a foreign hash", {{"HSET", "k", "name", "alice"}},
-       [](Client& c) { c.get_read_write_lock("k").read_lock().try_lock(); }, errc::wrong_type},
-      {"read lock on a plain lock's hash", {{"HSET", "k", "o:1", "1"}, {"PEXPIRE", "k", "60000"}},
-       [](Client& c) { c.get_read_write_lock("k").read_lock().try_lock(); }, errc::wrong_type},
-      {"write lock on a hash with a bogus mode", {{"HSET", "k", "mode", "banana"}},
-       [](Client& c) { c.get_read_write_lock("k").write_lock().try_lock(); }, errc::wrong_type},
-      {"write lock on a set", {{"SADD", "k", "a"}},
-       [](Client& c) { c.get_read_write_lock("k").write_lock().try_lock(); }, errc::wrong_type},
+      {"read lock on a foreign hash",
+       {{"HSET", "k", "name", "alice"}},
+       [](Client& c) { c.get_read_write_lock("k").read_lock().try_lock(); },
+       errc::wrong_type},
+      {"read lock on a plain lock's hash",
+       {{"HSET", "k", "o:1", "1"}, {"PEXPIRE", "k", "60000"}},
+       [](Client& c) { c.get_read_write_lock("k").read_lock().try_lock(); },
+       errc::wrong_type},
+      {"write lock on a hash with a bogus mode",
+       {{"HSET", "k", "mode", "banana"}},
+       [](Client& c) { c.get_read_write_lock("k").write_lock().try_lock(); },
+       errc::wrong_type},
+      {"write lock on a set",
+       {{"SADD", "k", "a"}},
+       [](Client& c) { c.get_read_write_lock("k").write_lock().try_lock(); },
+       errc::wrong_type},
       {"Lock on a string", {{"SET", "k", "x"}}, [](Client& c) { c.get_lock("k").try_lock(); }, errc::wrong_type},
       {"Lock on a list", {{"RPUSH", "k", "x"}}, [](Client& c) { c.get_lock("k").try_lock(); }, errc::wrong_type},
-      {"Lock on a read-write lock", {{"HSET", "k", "mode", "read", "o:1", "1"}},
-       [](Client& c) { c.get_lock("k").try_lock_for(1s); }, errc::wrong_type},
-      {"Lock on a hash of non-counts", {{"HSET", "k", "o:1", "many"}},
-       [](Client& c) { c.get_lock("k").try_lock(); }, errc::wrong_type},
-      {"FairLock on a string", {{"SET", "k", "x"}}, [](Client& c) { c.get_fair_lock("k").try_lock_for(1s); },
+      {"Lock on a read-write lock",
+       {{"HSET", "k", "mode", "read", "o:1", "1"}},
+       [](Client& c) { c.get_lock("k").try_lock_for(1s); },
        errc::wrong_type},
-      {"FairLock with a foreign timeout key", {{"SET", "redisson_lock_timeout:{k}", "x"}},
-       [](Client& c) { c.get_fair_lock("k").try_lock_for(1s); }, errc::wrong_type},
+      {"Lock on a hash of non-counts",
+       {{"HSET", "k", "o:1", "many"}},
+       [](Client& c) { c.get_lock("k").try_lock(); },
+       errc::wrong_type},
+      {"FairLock on a string",
+       {{"SET", "k", "x"}},
+       [](Client& c) { c.get_fair_lock("k").try_lock_for(1s); },
+       errc::wrong_type},
+      {"FairLock with a foreign timeout key",
+       {{"SET", "redisson_lock_timeout:{k}", "x"}},
+       [](Client& c) { c.get_fair_lock("k").try_lock_for(1s); },
+       errc::wrong_type},
 
       // Queries on keys that are not locks.
       {"is_locked on a string", {{"SET", "k", "x"}}, [](Client& c) { c.get_lock("k").is_locked(); }, errc::wrong_type},
-      {"remain_time_to_live on a foreign hash", {{"HSET", "k", "name", "alice"}},
-       [](Client& c) { c.get_lock("k").remain_time_to_live(); }, errc::wrong_type},
-      {"hold_count on a list", {{"RPUSH", "k", "x"}}, [](Client& c) { c.get_lock("k").hold_count(); },
+      {"remain_time_to_live on a foreign hash",
+       {{"HSET", "k", "name", "alice"}},
+       [](Client& c) { c.get_lock("k").remain_time_to_live(); },
        errc::wrong_type},
-      {"is_held on a read-write lock", {{"HSET", "k", "mode", "read", "o:1", "1"}},
-       [](Client& c) { c.get_lock("k").is_held(); }, errc::wrong_type},
-      {"read_lock().is_locked on a plain lock", {{"HSET", "k", "o:1", "1"}},
-       [](Client& c) { c.get_read_write_lock("k").read_lock().is_locked(); }, errc::wrong_type},
-      {"MultiLock::is_locked with a member on a string", {{"SET", "k", "v"}},
-       [](Client& c) { MultiLock{c.get_lock("free"), c.get_lock("k")}.is_locked(); }, errc::wrong_type},
+      {"hold_count on a list",
+       {{"RPUSH", "k", "x"}},
+       [](Client& c) { c.get_lock("k").hold_count(); },
+       errc::wrong_type},
+      {"is_held on a read-write lock",
+       {{"HSET", "k", "mode", "read", "o:1", "1"}},
+       [](Client& c) { c.get_lock("k").is_held(); },
+       errc::wrong_type},
+      {"read_lock().is_locked on a plain lock",
+       {{"HSET", "k", "o:1", "1"}},
+       [](Client& c) { c.get_read_write_lock("k").read_lock().is_locked(); },
+       errc::wrong_type},
+      {"MultiLock::is_locked with a member on a string",
+       {{"SET", "k", "v"}},
+       [](Client& c) {
+         MultiLock{c.get_lock("free"), c.get_lock("k")}.is_locked();
+       },
+       errc::wrong_type},
 
       // Durations: NaN is no lease and no wait.
-      {"NaN lease", {}, [nan](Client& c) { c.get_lock("k").lock(lock_options().with_lease(std::chrono::duration<double>(nan))); },
+      {"NaN lease",
+       {},
+       [nan](Client& c) { c.get_lock("k").lock(lock_options().with_lease(std::chrono::duration<double>(nan))); },
        errc::invalid_argument},
-      {"NaN wait", {}, [nan](Client& c) { c.get_lock("k").try_lock_for(std::chrono::duration<double, std::milli>(nan)); },
+      {"NaN wait",
+       {},
+       [nan](Client& c) { c.get_lock("k").try_lock_for(std::chrono::duration<double, std::milli>(nan)); },
        errc::invalid_argument},
-      {"NaN lease of a bounded try_lock", {},
+      {"NaN lease of a bounded try_lock",
+       {},
        [nan](Client& c) {
          c.get_lock("k").try_lock(lock_options().with_wait(0ms).with_lease(std::chrono::duration<float>(nan)));
        },
        errc::invalid_argument},
 
       // Moved-from handles.
-      {"moved-from Lock", {},
+      {"moved-from Lock",
+       {},
        [](Client& c) {
          Lock lock = c.get_lock("k");
          Lock other = std::move(lock);
          lock.try_lock();  // NOLINT(bugprone-use-after-move): the subject of the test
        },
        errc::invalid_argument},
-      {"moved-from FairLock", {},
+      {"moved-from FairLock",
+       {},
        [](Client& c) {
          FairLock lock = c.get_fair_lock("k");
          FairLock other = std::move(lock);
          lock.is_locked();  // NOLINT(bugprone-use-after-move)
        },
        errc::invalid_argument},
-      {"moved-from read lock", {},
+      {"moved-from read lock",
+       {},
        [](Client& c) {
          Lock lock = c.get_read_write_lock("k").read_lock();
          Lock other = std::move(lock);
          lock.force_unlock();  // NOLINT(bugprone-use-after-move)
        },
        errc::invalid_argument},
-      {"moved-from MultiLock", {},
+      {"moved-from MultiLock",
+       {},
        [](Client& c) {
          MultiLock lock{c.get_lock("a"), c.get_lock("b")};
          MultiLock other = std::move(lock);
          lock.try_lock();  // NOLINT(bugprone-use-after-move)
        },
        errc::invalid_argument},
-      {"moved-from Lock, async", {},
+      {"moved-from Lock, async",
+       {},
        [](Client& c) {
          Lock lock = c.get_lock("k");
          Lock other = std::move(lock);

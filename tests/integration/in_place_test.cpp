@@ -250,9 +250,8 @@ TEST(InPlace, AConnectionClosedWhileIdleIsNoticedAtOnce) {
 // for longer than command_timeout when the call comes; its deadline must
 // still count from the call, and fire though the caller waits itself.
 TEST(InPlace, ADeadlineSetAfterALongIdleStillFires) {
-  expect_a_deadline_after_idling("in-place-long-idle", [](const Config& config) {
-    std::this_thread::sleep_for(config.command_timeout * 6);
-  });
+  expect_a_deadline_after_idling("in-place-long-idle",
+                                 [](const Config& config) { std::this_thread::sleep_for(config.command_timeout * 6); });
 }
 
 // unlock() of a hold whose key was deleted behind the client's back tells

@@ -52,9 +52,9 @@ class TwoNodeCluster {
       std::filesystem::create_directory(node_directory);
       std::uint16_t bus = free_port();
       try {
-        auto server = std::make_unique<RedisServer>(std::vector<std::string>{
-            "--cluster-enabled", "yes", "--cluster-config-file", node_directory + "/nodes.conf", "--cluster-port",
-            std::to_string(bus)});
+        auto server = std::make_unique<RedisServer>(
+            std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file",
+                                     node_directory + "/nodes.conf", "--cluster-port", std::to_string(bus)});
         (name == "a" ? bus_a_ : bus_b_) = bus;
         return server;
       } catch (const std::runtime_error&) {

@@ -144,8 +144,8 @@ class LoopHarness {
   }
 
   // Sends one command from the loop thread; the future holds its response.
-  std::future<Response> send(Connection& connection, std::vector<std::string> argv,
-                             std::chrono::milliseconds budget, bool idempotent) {
+  std::future<Response> send(Connection& connection, std::vector<std::string> argv, std::chrono::milliseconds budget,
+                             bool idempotent) {
     auto promise = std::make_shared<std::promise<Response>>();
     auto response = promise->get_future();
     run([&] {
@@ -168,7 +168,7 @@ class LoopHarness {
 };
 
 inline ConnectionOptions options_for(const RedisServer& server, LogRecorder& log,
-                              connection_role role = connection_role::command) {
+                                     connection_role role = connection_role::command) {
   ConnectionOptions options;
   options.host = server.host();
   options.port = server.port();
@@ -266,11 +266,10 @@ struct Waiter {
   std::uint64_t id = 0;
 
   void join(LoopHarness& harness, PubSub& pubsub, const std::string& channel) {
-    id = harness.run(
-        [&] {
-          return pubsub.join(
-              channel, [this] { ready.add(); }, [this](wake_cause) { woken.add(); }, detail::lock_wake_policy());
-        });
+    id = harness.run([&] {
+      return pubsub.join(
+          channel, [this] { ready.add(); }, [this](wake_cause) { woken.add(); }, detail::lock_wake_policy());
+    });
   }
   // False when a wake-up was owed and the waiter should re-try at once.
   bool park(LoopHarness& harness, PubSub& pubsub, const std::string& channel) {

@@ -57,7 +57,8 @@ TEST_F(Listeners, EveryListenerHearsALossAndRemovedOnesDoNot) {
   Lock lock = client.get_lock("many");
   std::atomic<int> first{0}, second{0}, removed{0}, unsubscribed{0}, kept{0};
   auto listening = lock.subscribe_lost([&](const LockLost&) { ++first; });
-  auto listening_too = client.get_lock("many").subscribe_lost([&](const LockLost&) { ++second; });  // another handle, same lock
+  auto listening_too =
+      client.get_lock("many").subscribe_lost([&](const LockLost&) { ++second; });  // another handle, same lock
   auto gone = lock.subscribe_lost([&](const LockLost&) { ++removed; });
   gone.reset();
   auto subscription = lock.subscribe_lost([&](const LockLost&) { ++unsubscribed; });
@@ -148,7 +149,8 @@ TEST_F(Listeners, CompletionCallbacksWorkInsideAListener) {
   EXPECT_EQ(checked_error, errc::would_deadlock);
   EXPECT_FALSE(relock_error) << relock_error.message();
   EXPECT_TRUE(held_after);
-  EXPECT_EQ(probe.hgetall("relock"), (std::map<std::string, std::string>{{client.id() + ":" + std::to_string(owner), "1"}}));
+  EXPECT_EQ(probe.hgetall("relock"),
+            (std::map<std::string, std::string>{{client.id() + ":" + std::to_string(owner), "1"}}));
   lock.unlock_async(owner).get();
 }
 

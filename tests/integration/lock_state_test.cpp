@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "message_recorder.hpp"
-#include "warden_scripts.hpp"
 #include "redis_probe.hpp"
 #include "test_env.hpp"
+#include "warden_scripts.hpp"
 
 namespace warden::test {
 namespace {
@@ -125,8 +125,8 @@ TEST_F(LockState, AResentReleaseRepeatsItsFirstAnswerThroughTheLatch) {
     return probe.command({"EVAL", script.body, "3", "latched", "redisson_lock__channel:{latched}",
                           "redisson_unlock_latch:{latched}:" + request, "30000", owner, "publish", "0", "5000"});
   };
-  EXPECT_EQ(release("r1").integer, 0);  // one hold left
-  EXPECT_EQ(release("r1").integer, 0);  // resent: same answer...
+  EXPECT_EQ(release("r1").integer, 0);                                                      // one hold left
+  EXPECT_EQ(release("r1").integer, 0);                                                      // resent: same answer...
   EXPECT_EQ(probe.hgetall("latched"), (std::map<std::string, std::string>{{owner, "1"}}));  // ...no second decrement
   long long latch_ttl = probe.pttl("redisson_unlock_latch:{latched}:r1");
   EXPECT_GT(latch_ttl, 0);

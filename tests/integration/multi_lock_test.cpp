@@ -209,8 +209,7 @@ TEST(MultiLock, AMemberOnADeadServerFailsWithinTheWaitAndReleasesTheOthers) {
     EXPECT_TRUE(error.code() == errc::connection_refused || error.code() == errc::connection_lost ||
                 error.code() == errc::timed_out)
         << error.what();
-    EXPECT_NE(std::string(error.what()).find("'d:b' on 127.0.0.1:" + std::to_string(dead.port())),
-              std::string::npos)
+    EXPECT_NE(std::string(error.what()).find("'d:b' on 127.0.0.1:" + std::to_string(dead.port())), std::string::npos)
         << error.what();
   }
   EXPECT_LT(elapsed_ms(start), 2'000);
@@ -298,7 +297,7 @@ TEST(MultiLock, AsyncTwinsTakeAnExplicitOwner) {
   EXPECT_EQ(probe.hgetall("as:a").count(owner_field(client, owner)), 1u);
   EXPECT_GT(multi.valid_until(owner), std::chrono::steady_clock::now());
   EXPECT_EQ(multi.valid_until(), std::chrono::steady_clock::time_point{});  // not the calling thread's
-  std::thread other([&] { multi.unlock_async(owner).get(); });  // released from another thread
+  std::thread other([&] { multi.unlock_async(owner).get(); });              // released from another thread
   other.join();
   EXPECT_EQ(probe.keys("as:*"), std::vector<std::string>{});
 }

@@ -23,7 +23,6 @@ class NonReentrant : public ::testing::TestWithParam<bool> {
     return fair() ? static_cast<Lock>(c.get_non_reentrant_fair_lock(name)) : c.get_non_reentrant_lock(name);
   }
 
-
   template <class Call>
   void expect_would_deadlock(const std::string& name, Call call) {
     auto start = std::chrono::steady_clock::now();

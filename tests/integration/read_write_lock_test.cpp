@@ -137,7 +137,8 @@ TEST_F(ReadWriteLockTest, MatrixAcrossOwners) {
 
   my_read.lock();
   EXPECT_TRUE(their_read.try_lock_async(them, lock_options().with_wait(0ms)).get()) << "read + read share";
-  EXPECT_TRUE(my_read.try_lock_async(sibling, lock_options().with_wait(0ms)).get()) << "read + read share within a client";
+  EXPECT_TRUE(my_read.try_lock_async(sibling, lock_options().with_wait(0ms)).get())
+      << "read + read share within a client";
   EXPECT_TRUE(my_read.is_locked());
   EXPECT_FALSE(my_write.is_locked());
   EXPECT_FALSE(their_write.try_lock_async(them + 100, lock_options().with_wait(0ms)).get()) << "read excludes write";
@@ -150,8 +151,10 @@ TEST_F(ReadWriteLockTest, MatrixAcrossOwners) {
   my_write.lock();
   EXPECT_FALSE(their_read.try_lock_async(them, lock_options().with_wait(0ms)).get()) << "write excludes read";
   EXPECT_FALSE(their_write.try_lock_async(them, lock_options().with_wait(0ms)).get()) << "write excludes write";
-  EXPECT_FALSE(my_read.try_lock_async(sibling, lock_options().with_wait(0ms)).get()) << "write excludes another thread's read";
-  EXPECT_FALSE(my_write.try_lock_async(sibling, lock_options().with_wait(100ms)).get()) << "write excludes another thread's write";
+  EXPECT_FALSE(my_read.try_lock_async(sibling, lock_options().with_wait(0ms)).get())
+      << "write excludes another thread's read";
+  EXPECT_FALSE(my_write.try_lock_async(sibling, lock_options().with_wait(100ms)).get())
+      << "write excludes another thread's write";
   my_write.unlock();
   EXPECT_TRUE(their_write.try_lock_async(them, lock_options().with_wait(0ms)).get());
   their_write.unlock_async(them).get();
@@ -188,7 +191,8 @@ TEST_F(ReadWriteLockTest, WriterMayReadAndDowngrades) {
   EXPECT_TRUE(read.is_held());
   EXPECT_TRUE(read.is_locked());
 
-  EXPECT_TRUE(their_read.try_lock_async(21, lock_options().with_wait(0ms)).get()) << "other readers join after a downgrade";
+  EXPECT_TRUE(their_read.try_lock_async(21, lock_options().with_wait(0ms)).get())
+      << "other readers join after a downgrade";
   EXPECT_FALSE(their_write.try_lock_async(22, lock_options().with_wait(0ms)).get());
   their_read.unlock_async(21).get();
   read.unlock();
@@ -310,10 +314,9 @@ TEST_F(ReadWriteLockTest, WatchdogKeepsManyReadersAliveAndStopsAfterTheirRelease
   Event lost;
   auto listening = a_read.subscribe_lost([&](const LockLost&) { lost.set(); });
   auto listening_too = b_read.subscribe_lost([&](const LockLost&) { lost.set(); });
-  const std::vector<std::string> hold_keys{name + ":" + owner_of(a, 1) + ":rwlock_timeout:1",
-                                           name + ":" + owner_of(a, 1) + ":rwlock_timeout:2",
-                                           name + ":" + owner_of(a, 2) + ":rwlock_timeout:1",
-                                           name + ":" + owner_of(b, 1) + ":rwlock_timeout:1"};
+  const std::vector<std::string> hold_keys{
+      name + ":" + owner_of(a, 1) + ":rwlock_timeout:1", name + ":" + owner_of(a, 1) + ":rwlock_timeout:2",
+      name + ":" + owner_of(a, 2) + ":rwlock_timeout:1", name + ":" + owner_of(b, 1) + ":rwlock_timeout:1"};
   a_read.lock_async(1).get();
   a_read.lock_async(1).get();
   a_read.lock_async(2).get();

@@ -177,8 +177,9 @@ TEST(Recovery, ASettledAttemptNeverTakesEffectLate) {
   const std::string owner = "client-x:7";
   const std::string mark = "warden_acquire_cancel:{late}:a1";
   // Settle attempt a1 (expected count 1) before it ran: it had not taken effect.
-  auto settled = probe.command({"EVAL", detail::scripts::lock_resolve_acquire.body, "3", "late",
-                                "redisson_lock__channel:{late}", mark, "30000", owner, "publish", "0", "1", "0", "60000"});
+  auto settled =
+      probe.command({"EVAL", detail::scripts::lock_resolve_acquire.body, "3", "late", "redisson_lock__channel:{late}",
+                     mark, "30000", owner, "publish", "0", "1", "0", "60000"});
   ASSERT_FALSE(settled.is_error()) << settled.str;
   EXPECT_EQ(settled.integer, 0);
   // Now the attempt arrives.
@@ -190,13 +191,15 @@ TEST(Recovery, ASettledAttemptNeverTakesEffectLate) {
   const std::string mark2 = "warden_acquire_cancel:{late}:a2";
   probe.command({"HSET", "late", owner, "2"});
   probe.command({"PEXPIRE", "late", "30000"});
-  auto taken_back = probe.command({"EVAL", detail::scripts::lock_resolve_acquire.body, "3", "late",
-                                   "redisson_lock__channel:{late}", mark2, "30000", owner, "publish", "0", "2", "0", "60000"});
+  auto taken_back =
+      probe.command({"EVAL", detail::scripts::lock_resolve_acquire.body, "3", "late", "redisson_lock__channel:{late}",
+                     mark2, "30000", owner, "publish", "0", "2", "0", "60000"});
   EXPECT_EQ(taken_back.integer, 1);
   EXPECT_EQ(probe.hgetall("late").at(owner), "1");
   // Sent again (its reply was lost): nothing more is taken.
-  auto again = probe.command({"EVAL", detail::scripts::lock_resolve_acquire.body, "3", "late",
-                              "redisson_lock__channel:{late}", mark2, "30000", owner, "publish", "0", "2", "0", "60000"});
+  auto again =
+      probe.command({"EVAL", detail::scripts::lock_resolve_acquire.body, "3", "late", "redisson_lock__channel:{late}",
+                     mark2, "30000", owner, "publish", "0", "2", "0", "60000"});
   EXPECT_EQ(again.integer, 0);
   EXPECT_EQ(probe.hgetall("late").at(owner), "1");
 }

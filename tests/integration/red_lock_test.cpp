@@ -504,8 +504,7 @@ TEST(RedLock, AnOwnerThatTookTheLockFromAStoppedHolderKeepsIt) {
   EXPECT_LT(lock.valid_until(), std::chrono::steady_clock::now());
   EXPECT_EQ(lock.unlock_checked(), errc::lease_expired);
   for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(nodes.probe(i).hgetall("taken-over"), (std::map<std::string, std::string>{{theirs.field(i), "1"}}))
-        << i;
+    EXPECT_EQ(nodes.probe(i).hgetall("taken-over"), (std::map<std::string, std::string>{{theirs.field(i), "1"}})) << i;
   }
   EXPECT_GT(rival.valid_until(), std::chrono::steady_clock::now());
   rival.unlock();
@@ -553,7 +552,8 @@ TEST(RedLock, AMovedFromHandleRefusesEveryCall) {
   EXPECT_EQ(expect_error([&] { lock.lock_async(current_thread_id()).get(); }).code(), errc::invalid_argument);
   EXPECT_EQ(expect_error([&] { lock.unlock_async(current_thread_id()).get(); }).code(), errc::invalid_argument);
   std::error_code code;
-  lock.try_lock_async(current_thread_id(), lock_options().with_wait(0ms), [&](std::error_code error, bool) { code = error; });
+  lock.try_lock_async(current_thread_id(), lock_options().with_wait(0ms),
+                      [&](std::error_code error, bool) { code = error; });
   EXPECT_EQ(code, errc::invalid_argument);
   lock.unlock();
   EXPECT_EQ(lock.unlock_checked(), errc::invalid_argument);

@@ -201,7 +201,9 @@ TEST_P(ReplicaSyncFailover, AHoldTheReplicaNeverHadIsLostOnlyWhenReplicaSyncIsOf
   RedisProbe replica(group.node(1));
   ASSERT_FALSE(replica.command({"CONFIG", "SET", "masterauth", "not-the-masters"}).is_error());
   replica.command({"CLIENT", "KILL", "TYPE", "master"});
-  ASSERT_TRUE(eventually([&] { return contains(replica.command({"INFO", "replication"}).str, "master_link_status:down"); }));
+  ASSERT_TRUE(eventually([&] {
+    return contains(replica.command({"INFO", "replication"}).str, "master_link_status:down");
+  }));
   RedisProbe master(group.node(0));
   ASSERT_TRUE(eventually([&] { return contains(master.command({"INFO", "replication"}).str, "connected_slaves:0"); }));
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "redis_probe.hpp"
 #include "io/script.hpp"
+#include "redis_probe.hpp"
 #include "test_env.hpp"
 
 namespace warden::test {

@@ -9,8 +9,8 @@
 #include <atomic>
 #include <chrono>
 #include <future>
-#include <mutex>
 #include <iostream>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -63,10 +63,12 @@ RedisSentinelOptions with_replicas(std::size_t replicas) {
 // once it is master by every running sentinel's word and its own.
 std::size_t new_master(RedisSentinelGroup& group, std::size_t old) {
   int index = -1;
-  if (!eventually([&] {
-        index = group.master_index();
-        return index >= 0 && static_cast<std::size_t>(index) != old;
-      }, 20s)) {
+  if (!eventually(
+          [&] {
+            index = group.master_index();
+            return index >= 0 && static_cast<std::size_t>(index) != old;
+          },
+          20s)) {
     throw std::runtime_error("no replica was promoted within 20 s");
   }
   group.wait_for_master(static_cast<std::size_t>(index), 20s);
@@ -285,8 +287,8 @@ TEST(SentinelBadInput, WaitUntilConnectedAnswersForTheMasterAndNamesAnUnknownOne
   Client client(sentinel_config(group));
   client.wait_until_connected(5s);
   auto clients = RedisProbe(group.node(0)).command({"CLIENT", "LIST"}).str;
-  EXPECT_NE(clients.find("name=warden:" + client.id()), std::string::npos) << "not connected to the master: "
-                                                                            << clients;
+  EXPECT_NE(clients.find("name=warden:" + client.id()), std::string::npos)
+      << "not connected to the master: " << clients;
   Config config = sentinel_config(group);
   config.sentinel.master_name = "no-such-master";
   Client lost(config);
@@ -336,7 +338,8 @@ TEST(SentinelBadInput, AWrongSentinelPasswordFailsWithAuthenticationFailed) {
     ADD_FAILURE() << "locked with a wrong sentinel password";
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), errc::authentication_failed) << error.what();
-    EXPECT_EQ(std::string(error.what()).find("s3cr3t-typo"), std::string::npos) << "the password leaked: " << error.what();
+    EXPECT_EQ(std::string(error.what()).find("s3cr3t-typo"), std::string::npos)
+        << "the password leaked: " << error.what();
   }
   // The right one works; the master itself has no password.
   config.sentinel.password = "sentinel-secret";
@@ -358,8 +361,8 @@ TEST(SentinelConfig, URLsNameTheSentinelsAndTheMaster) {
   EXPECT_EQ(config.password, "p@ss");  // the master's
   EXPECT_TRUE(config.sentinel.password.empty());
   EXPECT_TRUE(Config::from_url("rediss+sentinel://h/m").tls.enabled);
-  for (const char* bad : {"redis+sentinel://h:26379", "redis+sentinel://h:26379/", "redis+sentinel://h:0/m",
-                          "redis+sentinel://h/m/x"}) {
+  for (const char* bad :
+       {"redis+sentinel://h:26379", "redis+sentinel://h:26379/", "redis+sentinel://h:0/m", "redis+sentinel://h/m/x"}) {
     try {
       Config::from_url(bad);
       ADD_FAILURE() << bad << " was accepted";

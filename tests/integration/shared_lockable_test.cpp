@@ -34,10 +34,10 @@ struct shared_timed_lockable<
                    decltype(lvalue<T>().unlock_shared()), decltype(lvalue<T>().try_lock_shared_for(1ms)),
                    decltype(lvalue<T>().try_lock_shared_until(std::chrono::steady_clock::now())),
                    decltype(lvalue<T>().try_lock_shared_until(std::chrono::system_clock::now()))>>
-    : std::bool_constant<std::is_same_v<decltype(lvalue<T>().try_lock_shared()), bool> &&
-                         std::is_same_v<decltype(lvalue<T>().try_lock_shared_for(1ms)), bool> &&
-                         std::is_same_v<decltype(lvalue<T>().try_lock_shared_until(std::chrono::steady_clock::now())),
-                                        bool>> {};
+    : std::bool_constant<
+          std::is_same_v<decltype(lvalue<T>().try_lock_shared()), bool> &&
+          std::is_same_v<decltype(lvalue<T>().try_lock_shared_for(1ms)), bool> &&
+          std::is_same_v<decltype(lvalue<T>().try_lock_shared_until(std::chrono::steady_clock::now())), bool>> {};
 
 template <class T, class = void>
 struct timed_lockable : std::false_type {};
@@ -47,7 +47,8 @@ struct timed_lockable<T, std::void_t<decltype(lvalue<T>().lock()), decltype(lval
                                      decltype(lvalue<T>().try_lock_until(std::chrono::steady_clock::now()))>>
     : std::bool_constant<std::is_same_v<decltype(lvalue<T>().try_lock()), bool> &&
                          std::is_same_v<decltype(lvalue<T>().try_lock_for(1ms)), bool> &&
-                         std::is_same_v<decltype(lvalue<T>().try_lock_until(std::chrono::steady_clock::now())), bool>> {};
+                         std::is_same_v<decltype(lvalue<T>().try_lock_until(std::chrono::steady_clock::now())), bool>> {
+};
 
 static_assert(shared_timed_lockable<std::shared_timed_mutex>::value, "the check itself");
 static_assert(timed_lockable<std::timed_mutex>::value, "the check itself");
@@ -55,8 +56,9 @@ static_assert(!shared_timed_lockable<std::timed_mutex>::value, "the check itself
 static_assert(shared_timed_lockable<ReadWriteLock>::value, "ReadWriteLock is SharedTimedLockable (its read lock)");
 static_assert(timed_lockable<ReadWriteLock>::value, "ReadWriteLock is TimedLockable (its write lock)");
 // The standard asks that releases not throw; warden's say so in their type.
-static_assert(noexcept(std::declval<ReadWriteLock&>().unlock_shared()) && noexcept(std::declval<ReadWriteLock&>().unlock()),
-              "releases never throw");
+static_assert(
+    noexcept(std::declval<ReadWriteLock&>().unlock_shared()) && noexcept(std::declval<ReadWriteLock&>().unlock()),
+    "releases never throw");
 // ---- at run time, against a server ----
 
 class SharedLockable : public ::testing::Test {

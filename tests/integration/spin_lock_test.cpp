@@ -10,8 +10,8 @@
 #include "child_process.hpp"
 #include "message_recorder.hpp"
 #include "redis_probe.hpp"
-#include "script_log.hpp"
 #include "refusal.hpp"
+#include "script_log.hpp"
 #include "test_env.hpp"
 #include "warden_scripts.hpp"
 

@@ -125,8 +125,8 @@ TEST(StartUpConnectFailure, APasswordTheServerDoesNotWantIsAnAuthenticationFailu
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), errc::authentication_failed) << error.what();
     EXPECT_TRUE(contains(error.what(), "a password was configured but the server requires none")) << error.what();
-    EXPECT_TRUE(contains(error.what(), "without any password configured")) << "the server's own words: "
-                                                                          << error.what();
+    EXPECT_TRUE(contains(error.what(), "without any password configured"))
+        << "the server's own words: " << error.what();
     EXPECT_FALSE(contains(error.what(), "unwanted")) << error.what();
   }
   EXPECT_LT(elapsed_ms(started), 2'000) << "retrying cannot make the server want a password";

@@ -18,9 +18,7 @@ ChildProcess::ChildProcess(const std::string& program, const std::vector<std::st
 ChildProcess::~ChildProcess() { reap_now(); }
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
-    : pid_(std::exchange(other.pid_, -1)),
-      reaped_(std::exchange(other.reaped_, true)),
-      exit_code_(other.exit_code_) {}
+    : pid_(std::exchange(other.pid_, -1)), reaped_(std::exchange(other.reaped_, true)), exit_code_(other.exit_code_) {}
 
 ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
   if (this != &other) {

@@ -161,9 +161,9 @@ TEST(TestCa, MakesCertificatesThatVerifyAgainstTheirCa) {
   {
     TestCa ca;
     directory = ca.directory();
-    for (const auto& file : {ca.ca_cert(), ca.server_cert(), ca.server_key(), ca.client_cert(), ca.client_key(),
-                             ca.wrong_ca_cert(), ca.wrong_ca_client_cert(), ca.wrong_ca_client_key(),
-                             ca.wrong_name_cert(), ca.wrong_name_key()}) {
+    for (const auto& file :
+         {ca.ca_cert(), ca.server_cert(), ca.server_key(), ca.client_cert(), ca.client_key(), ca.wrong_ca_cert(),
+          ca.wrong_ca_client_cert(), ca.wrong_ca_client_key(), ca.wrong_name_cert(), ca.wrong_name_key()}) {
       EXPECT_TRUE(std::filesystem::is_regular_file(file)) << file;
     }
     EXPECT_TRUE(std::filesystem::is_directory(ca.ca_dir()));
@@ -179,8 +179,15 @@ TEST(TestCa, MakesCertificatesThatVerifyAgainstTheirCa) {
 // A TLS handshake with the server's TLS port by `openssl s_client`: its exit
 // code (0 when the handshake and the certificate check succeeded).
 int s_client(std::uint16_t port, const TestCa& ca, bool with_client_cert) {
-  std::vector<std::string> args{"s_client", "-brief", "-connect", "127.0.0.1:" + std::to_string(port),
-                                "-CAfile", ca.ca_cert(), "-verify_return_error", "-verify_ip", "127.0.0.1"};
+  std::vector<std::string> args{"s_client",
+                                "-brief",
+                                "-connect",
+                                "127.0.0.1:" + std::to_string(port),
+                                "-CAfile",
+                                ca.ca_cert(),
+                                "-verify_return_error",
+                                "-verify_ip",
+                                "127.0.0.1"};
   if (with_client_cert) args.insert(args.end(), {"-cert", ca.client_cert(), "-key", ca.client_key()});
   ChildProcess client("openssl", args);
   return client.wait();
@@ -410,7 +417,8 @@ TEST(ChildProcess, MissingProgramThrows) {
 
 TEST(ChildProcess, IsMovable) {
   std::vector<ChildProcess> children;
-  for (int i = 0; i < 3; ++i) children.emplace_back("/bin/sh", std::vector<std::string>{"-c", "exit " + std::to_string(i)});
+  for (int i = 0; i < 3; ++i)
+    children.emplace_back("/bin/sh", std::vector<std::string>{"-c", "exit " + std::to_string(i)});
   for (int i = 0; i < 3; ++i) EXPECT_EQ(children[static_cast<std::size_t>(i)].wait(), i);
 }
 

@@ -41,11 +41,12 @@ MessageRecorder::MessageRecorder(const RedisServer& server, std::vector<std::str
     redisReply* auth;
     {
       detail::SigpipeGuard guard;
-      auth = static_cast<redisReply*>(redisCommand(context_, "AUTH %b", server.password().data(),
-                                                   server.password().size()));
+      auth = static_cast<redisReply*>(
+          redisCommand(context_, "AUTH %b", server.password().data(), server.password().size()));
     }
-    std::string error = auth == nullptr ? context_->errstr
-                        : auth->type == REDIS_REPLY_ERROR ? text_of(auth) : std::string();
+    std::string error = auth == nullptr                   ? context_->errstr
+                        : auth->type == REDIS_REPLY_ERROR ? text_of(auth)
+                                                          : std::string();
     if (auth != nullptr) freeReplyObject(auth);
     if (!error.empty()) {
       redisFree(context_);
@@ -85,9 +86,9 @@ MessageRecorder::MessageRecorder(const RedisServer& server, std::vector<std::str
   reader_ = std::thread([this] { read_loop(); });
 
   std::unique_lock lock(mutex_);
-  const bool subscribed =
-      changed_.wait_for(lock, subscribe_timeout, [this] { return confirmed_ >= channel_count_ || closed_; }) &&
-      confirmed_ >= channel_count_;
+  const bool subscribed = changed_.wait_for(lock, subscribe_timeout, [this] {
+    return confirmed_ >= channel_count_ || closed_;
+  }) && confirmed_ >= channel_count_;
   if (!subscribed) {
     std::string reason = closed_ ? close_reason_ : "no confirmation within 5 s";
     lock.unlock();

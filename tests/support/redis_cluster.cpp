@@ -36,7 +36,7 @@ RedisCluster::RedisCluster(RedisClusterOptions options) : options_(std::move(opt
     server.cluster = true;
     // A replica shows in CLUSTER SLOTS only once it reports a replication
     // offset, which on an idle master first moves with a replication PING.
-    server.extra_args = {"--cluster-node-timeout", "2000", "--repl-diskless-sync-delay", "0",
+    server.extra_args = {"--cluster-node-timeout",     "2000", "--repl-diskless-sync-delay", "0",
                          "--repl-ping-replica-period", "1"};
     server.extra_args.insert(server.extra_args.end(), options_.extra_args.begin(), options_.extra_args.end());
     nodes_.push_back(std::make_unique<RedisServer>(std::move(server)));

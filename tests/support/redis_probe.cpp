@@ -60,8 +60,7 @@ RedisProbe::RedisProbe(const std::string& host, std::uint16_t port, std::string 
   connect();
 }
 
-RedisProbe::RedisProbe(const RedisServer& server)
-    : RedisProbe(server.host(), server.port(), server.password()) {}
+RedisProbe::RedisProbe(const RedisServer& server) : RedisProbe(server.host(), server.port(), server.password()) {}
 
 RedisProbe::~RedisProbe() { disconnect(); }
 

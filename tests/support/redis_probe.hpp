@@ -16,10 +16,10 @@ class RedisServer;
 
 // One reply, copied out of hiredis so it outlives the connection.
 struct ProbeReply {
-  int type = 0;                     // a REDIS_REPLY_* value from <hiredis/hiredis.h>
-  std::string str;                  // string, status or error text
+  int type = 0;     // a REDIS_REPLY_* value from <hiredis/hiredis.h>
+  std::string str;  // string, status or error text
   long long integer = 0;
-  std::vector<ProbeReply> elements; // array elements
+  std::vector<ProbeReply> elements;  // array elements
 
   bool is_nil() const;
   bool is_error() const;

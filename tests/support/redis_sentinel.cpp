@@ -41,8 +41,8 @@ RedisSentinelGroup::RedisSentinelGroup(RedisSentinelOptions options) : options_(
         "sentinel failover-timeout " + name + " " + std::to_string(options_.failover_timeout.count()),
         "sentinel parallel-syncs " + name + " 1",
     };
-    if (!nodes_[0]->password().empty()) sentinel.sentinel_config.push_back("sentinel auth-pass " + name + " " +
-                                                                           nodes_[0]->password());
+    if (!nodes_[0]->password().empty())
+      sentinel.sentinel_config.push_back("sentinel auth-pass " + name + " " + nodes_[0]->password());
     if (!options_.sentinel_password.empty()) {
       sentinel.extra_args = {"--requirepass", options_.sentinel_password};
     }
@@ -79,7 +79,8 @@ std::string RedisSentinelGroup::problem_with_master(std::size_t index, bool with
   if (!nodes_[index]->running()) return "node " + std::to_string(index) + " is not running";
   RedisProbe master(*nodes_[index]);
   auto role = master.command({"ROLE"});
-  if (role.elements.empty() || role.elements[0].str != "master") return "node " + std::to_string(index) + " is no master";
+  if (role.elements.empty() || role.elements[0].str != "master")
+    return "node " + std::to_string(index) + " is no master";
   for (std::size_t s = 0; s < sentinels_.size(); ++s) {
     if (!sentinels_[s]->running()) continue;
     RedisProbe probe(*sentinels_[s]);

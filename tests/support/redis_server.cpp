@@ -95,8 +95,8 @@ reply_ptr run(redisContext* context, std::initializer_list<std::string> args) {
     lengths.push_back(arg.size());
   }
   detail::SigpipeGuard guard;
-  return reply_ptr(static_cast<redisReply*>(
-      redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data())));
+  return reply_ptr(
+      static_cast<redisReply*>(redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data())));
 }
 
 // The value following "--requirepass", else empty.
@@ -160,8 +160,8 @@ void RedisServer::start_first_time() {
           continue;  // most likely a port was taken meanwhile: pick others
         case readiness::timed_out:
           stop();
-          throw std::runtime_error("redis-server on port " + std::to_string(port_) +
-                                   " did not answer within 10 s\n" + log_tail());
+          throw std::runtime_error("redis-server on port " + std::to_string(port_) + " did not answer within 10 s\n" +
+                                   log_tail());
       }
     }
     throw std::runtime_error("redis-server could not be started (" + why + ")\n" + log_tail());
@@ -264,8 +264,8 @@ void RedisServer::start() {
           std::this_thread::sleep_for(100ms);
           continue;
         }
-        throw std::runtime_error("redis-server could not be restarted on port " + std::to_string(port_) +
-                                 " (" + why + ")\n" + log_tail());
+        throw std::runtime_error("redis-server could not be restarted on port " + std::to_string(port_) + " (" + why +
+                                 ")\n" + log_tail());
       case readiness::timed_out:
         stop();
         throw std::runtime_error("restarted redis-server on port " + std::to_string(port_) +
@@ -300,35 +300,55 @@ void RedisServer::resume() {
 std::vector<std::string> RedisServer::command_line() const {
   if (sentinel_) {
     std::vector<std::string> args{
-        executable_, directory_ + "/sentinel.conf", "--sentinel",
-        "--port", std::to_string(port_),
-        "--bind", "127.0.0.1",
-        "--daemonize", "no",
-        "--dir", directory_,
-        "--logfile", directory_ + "/redis.log",
+        executable_,
+        directory_ + "/sentinel.conf",
+        "--sentinel",
+        "--port",
+        std::to_string(port_),
+        "--bind",
+        "127.0.0.1",
+        "--daemonize",
+        "no",
+        "--dir",
+        directory_,
+        "--logfile",
+        directory_ + "/redis.log",
     };
     args.insert(args.end(), extra_args_.begin(), extra_args_.end());
     return args;
   }
   std::vector<std::string> args{
       executable_,
-      "--port", std::to_string(port_),
-      "--bind", "127.0.0.1",
-      "--save", "",
-      "--appendonly", "no",
-      "--daemonize", "no",
-      "--dir", directory_,
-      "--logfile", directory_ + "/redis.log",
-      "--enable-debug-command", "local",
+      "--port",
+      std::to_string(port_),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--daemonize",
+      "no",
+      "--dir",
+      directory_,
+      "--logfile",
+      directory_ + "/redis.log",
+      "--enable-debug-command",
+      "local",
   };
   if (tls_) {
     args.insert(args.end(), {
-        "--tls-port", std::to_string(tls_port_),
-        "--tls-cert-file", tls_->cert_file,
-        "--tls-key-file", tls_->key_file,
-        "--tls-ca-cert-file", tls_->ca_file,
-        "--tls-auth-clients", tls_->auth_clients ? "yes" : "no",
-    });
+                                "--tls-port",
+                                std::to_string(tls_port_),
+                                "--tls-cert-file",
+                                tls_->cert_file,
+                                "--tls-key-file",
+                                tls_->key_file,
+                                "--tls-ca-cert-file",
+                                tls_->ca_file,
+                                "--tls-auth-clients",
+                                tls_->auth_clients ? "yes" : "no",
+                            });
   }
   if (!unix_socket_.empty()) {
     args.insert(args.end(), {"--unixsocket", unix_socket_, "--unixsocketperm", "700"});

@@ -16,9 +16,9 @@ namespace warden::test {
 
 // A TLS listener for RedisServerOptions (PEM paths, e.g. from TestCa).
 struct RedisTlsOptions {
-  std::string cert_file;  // --tls-cert-file
-  std::string key_file;   // --tls-key-file
-  std::string ca_file;    // --tls-ca-cert-file: the CA client certificates must be signed by
+  std::string cert_file;      // --tls-cert-file
+  std::string key_file;       // --tls-key-file
+  std::string ca_file;        // --tls-ca-cert-file: the CA client certificates must be signed by
   bool auth_clients = false;  // --tls-auth-clients yes|no: require a client certificate
 };
 
@@ -65,9 +65,9 @@ class RedisServer {
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
 
-  std::string host() const;       // "127.0.0.1"
-  std::uint16_t port() const;     // fixed for the object's lifetime, across restarts
-  std::string url() const;        // "redis://127.0.0.1:<port>"
+  std::string host() const;    // "127.0.0.1"
+  std::uint16_t port() const;  // fixed for the object's lifetime, across restarts
+  std::string url() const;     // "redis://127.0.0.1:<port>"
   // The cluster bus port, fixed like port(); 0 when the server is no cluster node.
   std::uint16_t cluster_port() const;
   // The TLS port, fixed like port(); 0 when the server has no TLS listener.
@@ -78,7 +78,7 @@ class RedisServer {
   const std::string& unix_socket() const;
   // "unix://<unix_socket>" (append "?db=N" to pick a database); empty without one.
   std::string unix_url() const;
-  pid_t pid() const;              // -1 when not running
+  pid_t pid() const;  // -1 when not running
   // False once stopped or killed, and also when the process died by itself
   // (it is reaped here).
   bool running() const;

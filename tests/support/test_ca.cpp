@@ -125,22 +125,20 @@ void TestCa::run_openssl(const std::vector<std::string>& args) const {
 }
 
 void TestCa::make_ca(const std::string& name, const std::string& common_name) const {
-  run_openssl({"req", "-x509", "-config", path("openssl.cnf"), "-extensions", "ca",
-               "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-noenc",
-               "-keyout", directory_ + "/" + name + ".key", "-out", directory_ + "/" + name + ".crt",
-               "-days", "3", "-subj", "/CN=" + common_name});
+  run_openssl({"req", "-x509", "-config", path("openssl.cnf"), "-extensions", "ca", "-newkey", "ec", "-pkeyopt",
+               "ec_paramgen_curve:prime256v1", "-noenc", "-keyout", directory_ + "/" + name + ".key", "-out",
+               directory_ + "/" + name + ".crt", "-days", "3", "-subj", "/CN=" + common_name});
 }
 
 void TestCa::make_leaf(const std::string& name, const std::string& common_name, const std::string& ca,
                        const std::string& extensions, int serial) const {
   const std::string base = directory_ + "/" + name;
-  run_openssl({"req", "-new", "-config", path("openssl.cnf"),
-               "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-noenc",
-               "-keyout", base + ".key", "-out", base + ".csr", "-subj", "/CN=" + common_name});
-  run_openssl({"x509", "-req", "-in", base + ".csr",
-               "-CA", directory_ + "/" + ca + ".crt", "-CAkey", directory_ + "/" + ca + ".key",
-               "-set_serial", std::to_string(serial), "-days", "3",
-               "-extfile", path("openssl.cnf"), "-extensions", extensions, "-out", base + ".crt"});
+  run_openssl({"req", "-new", "-config", path("openssl.cnf"), "-newkey", "ec", "-pkeyopt",
+               "ec_paramgen_curve:prime256v1", "-noenc", "-keyout", base + ".key", "-out", base + ".csr", "-subj",
+               "/CN=" + common_name});
+  run_openssl({"x509", "-req", "-in", base + ".csr", "-CA", directory_ + "/" + ca + ".crt", "-CAkey",
+               directory_ + "/" + ca + ".key", "-set_serial", std::to_string(serial), "-days", "3", "-extfile",
+               path("openssl.cnf"), "-extensions", extensions, "-out", base + ".crt"});
 }
 
 }  // namespace warden::test

@@ -15,8 +15,8 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(InspectOptions, ShowWithEveryOption) {
-  auto options = parse({"--url", "redis://h:1/2", "--json", "--watch", "--interval=0.25", "--count", "3",
-                        "--timeout", "5", "orders:42"});
+  auto options = parse({"--url", "redis://h:1/2", "--json", "--watch", "--interval=0.25", "--count", "3", "--timeout",
+                        "5", "orders:42"});
   EXPECT_EQ(options.what, Options::action::show);
   EXPECT_EQ(options.url, "redis://h:1/2");
   EXPECT_EQ(options.name, "orders:42");

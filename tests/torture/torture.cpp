@@ -98,10 +98,12 @@ int main(int argc, char** argv) {
   if (args.empty() || args.size() > 2 || std::find(kinds.begin(), kinds.end(), args[0]) == kinds.end() ||
       (where != topology::single &&
        std::find(replicated_kinds.begin(), replicated_kinds.end(), args[0]) == replicated_kinds.end())) {
-    std::cerr << "usage: warden-torture [OPTIONS] lock|fair|fenced|spin|rwlock|redlock|control [SECONDS]\n"
-                 "       warden-torture [OPTIONS] --cluster|--cluster-kill|--sentinel lock|fair|fenced|spin|rwlock [SECONDS]\n"
-                 "options: --handoff-ms MS   the liveness bound (default $WARDEN_TORTURE_HANDOFF_MS, else 500)\n"
-                 "         --late-wakeup MS  negative control: one worker's waiters take each lock MS late (must fail)\n";
+    std::cerr
+        << "usage: warden-torture [OPTIONS] lock|fair|fenced|spin|rwlock|redlock|control [SECONDS]\n"
+           "       warden-torture [OPTIONS] --cluster|--cluster-kill|--sentinel lock|fair|fenced|spin|rwlock "
+           "[SECONDS]\n"
+           "options: --handoff-ms MS   the liveness bound (default $WARDEN_TORTURE_HANDOFF_MS, else 500)\n"
+           "         --late-wakeup MS  negative control: one worker's waiters take each lock MS late (must fail)\n";
     return 2;
   }
   std::string kind = args[0];

@@ -15,8 +15,8 @@ void controller::start_servers() {
   if (kind_ == "redlock") {
     for (int i = 0; i < 3; ++i) servers_.push_back(std::make_unique<RedisServer>());
   } else {
-    servers_.push_back(std::make_unique<RedisServer>(
-        std::vector<std::string>{"--appendonly", "yes", "--appendfsync", "always"}));
+    servers_.push_back(
+        std::make_unique<RedisServer>(std::vector<std::string>{"--appendonly", "yes", "--appendfsync", "always"}));
   }
 }
 
@@ -122,8 +122,8 @@ void controller::wait_for_workers() {
     }
     if (code != 0) {
       ++unexpected_exits_;
-      failures_.push_back("worker " + std::to_string(w.process->pid()) + " exited with code " +
-                          std::to_string(code) + " (see worker-" + std::to_string(w.process->pid()) + ".log)");
+      failures_.push_back("worker " + std::to_string(w.process->pid()) + " exited with code " + std::to_string(code) +
+                          " (see worker-" + std::to_string(w.process->pid()) + ".log)");
     }
   }
 }
@@ -159,10 +159,18 @@ void controller::sweep_fair_queues() {
   }
   const auto bound = (pair_lock_ >= 0 ? pair_latch : watchdog) + fair_wait * (depth + 1) + 2s;
   const std::int64_t start = monotonic_ns();
-  std::vector<std::string> args{"fair", "sweep", worker_urls(), run_dir_.string(), "0", "1",
-                                std::to_string(start + bound.count() * 1'000'000), joined_lock_names(false),
-                                std::to_string(watchdog.count()), std::to_string(command_timeout.count()),
-                                std::to_string(fair_wait.count()), "1"};
+  std::vector<std::string> args{"fair",
+                                "sweep",
+                                worker_urls(),
+                                run_dir_.string(),
+                                "0",
+                                "1",
+                                std::to_string(start + bound.count() * 1'000'000),
+                                joined_lock_names(false),
+                                std::to_string(watchdog.count()),
+                                std::to_string(command_timeout.count()),
+                                std::to_string(fair_wait.count()),
+                                "1"};
   ChildProcess sweeper(worker_path_, args);
   int code = 0;
   if (!sweeper.wait_for(bound + 15s, &code)) {

@@ -41,13 +41,13 @@ namespace torture_run {
 
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
-using warden::torture::monotonic_ns;
 using warden::test::ChildProcess;
 using warden::test::ProbeReply;
 using warden::test::RedisCluster;
 using warden::test::RedisProbe;
 using warden::test::RedisSentinelGroup;
 using warden::test::RedisServer;
+using warden::torture::monotonic_ns;
 namespace fs = std::filesystem;
 
 // Short leases and time-outs, so that every fault matters within seconds.
@@ -100,10 +100,14 @@ enum class topology {
 // "", "cluster-", "cluster-kill-" or "sentinel-": the run's name is this plus KIND.
 inline std::string name_prefix(topology where) {
   switch (where) {
-    case topology::single: return "";
-    case topology::cluster: return "cluster-";
-    case topology::cluster_kill: return "cluster-kill-";
-    case topology::sentinel: return "sentinel-";
+    case topology::single:
+      return "";
+    case topology::cluster:
+      return "cluster-";
+    case topology::cluster_kill:
+      return "cluster-kill-";
+    case topology::sentinel:
+      return "sentinel-";
   }
   return "";
 }
@@ -117,8 +121,8 @@ struct fault {
 // Who is master now and which node replicates which, as each running node
 // says of itself (ROLE): another node's view may lag behind a failover.
 struct cluster_roles {
-  std::vector<int> masters;           // node indexes
-  std::map<int, int> replica_of;      // replica → its master
+  std::vector<int> masters;       // node indexes
+  std::map<int, int> replica_of;  // replica → its master
 };
 
 // A master picked by `pick` and a running replica of it, for a fault that
@@ -177,7 +181,9 @@ struct waiter {
 class controller {
  public:
   controller(std::string kind, topology where, long seconds, std::string worker_path)
-      : kind_(std::move(kind)), seconds_(seconds), worker_path_(std::move(worker_path)),
+      : kind_(std::move(kind)),
+        seconds_(seconds),
+        worker_path_(std::move(worker_path)),
         random_(static_cast<unsigned>(monotonic_ns())),
         in_cluster_(where == topology::cluster || where == topology::cluster_kill),
         in_sentinel_(where == topology::sentinel),
@@ -253,31 +259,31 @@ class controller {
   bool control_ = false;
   bool in_cluster_ = false;
   bool in_sentinel_ = false;
-  bool kill_masters_ = false;            // masters are killed (cluster-kill, sentinel)
-  bool excuse_kills_ = false;            // and overlaps a kill explains are allowed (cluster-kill)
-  std::string name_;                     // KIND, cluster-KIND, cluster-kill-KIND or sentinel-KIND
+  bool kill_masters_ = false;  // masters are killed (cluster-kill, sentinel)
+  bool excuse_kills_ = false;  // and overlaps a kill explains are allowed (cluster-kill)
+  std::string name_;           // KIND, cluster-KIND, cluster-kill-KIND or sentinel-KIND
   fs::path run_dir_;
   std::vector<std::unique_ptr<RedisServer>> servers_;
   std::unique_ptr<RedisCluster> cluster_;
   std::unique_ptr<RedisSentinelGroup> group_;
-  std::int64_t faults_until_ = 0;        // when the calm tail begins
+  std::int64_t faults_until_ = 0;  // when the calm tail begins
   std::vector<std::string> lock_names_;
-  int pair_lock_ = -1;                   // the pair's own lock, the last of lock_names_ (-1: no pair)
+  int pair_lock_ = -1;  // the pair's own lock, the last of lock_names_ (-1: no pair)
   std::set<long> pair_pids_;
-  std::vector<int> lock_slots_;          // cluster: each lock's slot
+  std::vector<int> lock_slots_;  // cluster: each lock's slot
   std::atomic<int>* slots_ = nullptr;
   std::int64_t end_ns_ = 0;
   struct worker {
     std::unique_ptr<ChildProcess> process;
     bool killed_by_us = false;
   };
-  std::vector<worker> workers_;          // every worker ever started
-  std::vector<std::size_t> live_;        // index in workers_ per slot
+  std::vector<worker> workers_;    // every worker ever started
+  std::vector<std::size_t> live_;  // index in workers_ per slot
   std::vector<fault> faults_;
   std::map<long, std::vector<std::pair<std::int64_t, std::int64_t>>> stops_;  // pid → stopped windows
   std::vector<section> sections_;
   std::vector<call> calls_;
-  std::map<int, long> intents_;          // lock → "about to write" lines
+  std::map<int, long> intents_;  // lock → "about to write" lines
   std::vector<std::string> failures_;
   std::map<long, std::int64_t> killed_at_;  // pid → when we killed it
   long late_wakeup_ms_ = 0;                 // the liveness check's negative control (worker slot 0)

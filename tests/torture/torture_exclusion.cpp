@@ -15,7 +15,8 @@ std::int64_t controller::stopped_during(long pid, std::int64_t start, std::int64
 void controller::print_faults_near(std::int64_t from, std::int64_t to) const {
   for (const auto& f : faults_) {
     if (f.end < from || f.start > to) continue;
-    std::cout << "      fault " << ms_of(f.start) << ".." << ms_of(f.end) << " ms: " << f.kind << " " << f.detail << "\n";
+    std::cout << "      fault " << ms_of(f.start) << ".." << ms_of(f.end) << " ms: " << f.kind << " " << f.detail
+              << "\n";
   }
 }
 
@@ -32,8 +33,8 @@ void controller::print_calls_before(const section& s) const {
 
 std::string describe(const section& s) {
   std::ostringstream out;
-  out << "pid " << s.pid << " thread " << s.thread << " " << s.mode << " [" << ms_of(s.enter) << ", "
-      << ms_of(s.exit) << "] ms, valid_until " << (s.valid_until == 0 ? std::string("none") : std::to_string(ms_of(s.valid_until)))
+  out << "pid " << s.pid << " thread " << s.thread << " " << s.mode << " [" << ms_of(s.enter) << ", " << ms_of(s.exit)
+      << "] ms, valid_until " << (s.valid_until == 0 ? std::string("none") : std::to_string(ms_of(s.valid_until)))
       << (s.valid() ? " (valid at exit)" : " (invalid at exit)");
   return out.str();
 }
@@ -49,7 +50,7 @@ int controller::analyse() {
   // violation like any other, counted apart to say what caused it.
   const std::int64_t hold_age = (watchdog + 500ms).count() * 1'000'000;
   long valid_overlaps = 0, invalid_overlaps = 0, kill_overlaps = 0, failover_overlaps = 0;
-  std::set<int> kill_locks;            // locks on which a kill -9 let two valid holders overlap
+  std::set<int> kill_locks;              // locks on which a kill -9 let two valid holders overlap
   std::set<const fault*> overlap_kills;  // the kills -9 after which two valid holders overlapped
   std::map<int, std::vector<const section*>> by_lock;
   for (const auto& s : sections_) by_lock[s.lock].push_back(&s);
@@ -79,9 +80,9 @@ int controller::analyse() {
           }
         } else if (a.valid() && b.valid()) {
           if (++valid_overlaps <= (control_ ? 2 : 10)) {
-            std::cout << (control_ ? "caught (expected without a lock): " : "VIOLATION: ")
-                      << "two valid holders of " << lock_names_[lock] << " overlap"
-                      << (!cause                           ? ""
+            std::cout << (control_ ? "caught (expected without a lock): " : "VIOLATION: ") << "two valid holders of "
+                      << lock_names_[lock] << " overlap"
+                      << (!cause                         ? ""
                           : cause->kind == "master_kill" ? " after a kill -9 of the master"
                                                          : " after SENTINEL FAILOVER")
                       << "\n"
@@ -164,7 +165,8 @@ int controller::analyse() {
       }
     }
     if (repeated > 0) failures_.push_back(std::to_string(repeated) + " tokens drawn twice");
-    if (out_of_order > 0) failures_.push_back(std::to_string(out_of_order) + " valid holders with a lower token than an earlier one");
+    if (out_of_order > 0)
+      failures_.push_back(std::to_string(out_of_order) + " valid holders with a lower token than an earlier one");
     if (without > 0) failures_.push_back(std::to_string(without) + " fenced sections without a token");
     tokens << "  fencing tokens: highest " << highest << ", repeated " << repeated << ", lower than an earlier valid "
            << "holder's " << out_of_order << " (of " << checked_pairs << " valid successions checked)";
@@ -243,8 +245,9 @@ int controller::analyse() {
   std::cout << "torture " << name_ << ": " << seconds_ << " s, " << worker_count << " workers x " << thread_count
             << " threads, " << lock_names_.size() << " locks";
   if (pair_lock_ >= 0)
-    std::cout << " (" << lock_names_[pair_lock_] << ": the pair's, " << pair_threads << " threads of one Client, watchdog "
-              << pair_watchdog.count() << " ms, command_timeout " << pair_command_timeout.count() << " ms)";
+    std::cout << " (" << lock_names_[pair_lock_] << ": the pair's, " << pair_threads
+              << " threads of one Client, watchdog " << pair_watchdog.count() << " ms, command_timeout "
+              << pair_command_timeout.count() << " ms)";
   if (in_cluster_) {
     std::cout << " (";
     for (std::size_t i = 0; i < lock_names_.size(); ++i)
@@ -252,19 +255,22 @@ int controller::analyse() {
     std::cout << "; 3 masters + 3 replicas)";
   }
   if (in_sentinel_) std::cout << " (1 master + 1 replica + 3 sentinels, quorum 2, down-after 1000 ms)";
-  std::cout << ", watchdog " << watchdog.count() << " ms, command_timeout "
-            << command_timeout.count() << " ms\n";
+  std::cout << ", watchdog " << watchdog.count() << " ms, command_timeout " << command_timeout.count() << " ms\n";
   long all_sections = 0, all_valid = 0;
   for (auto [mode, n] : completed) all_sections += n;
   for (auto [mode, n] : valid_at_exit) all_valid += n;
   std::cout << "  sections completed: " << all_sections << " (" << all_valid << " valid at exit):";
   for (auto [mode, n] : completed)
-    std::cout << " " << (mode == 'x' ? "exclusive" : mode == 'r' ? "read" : "write") << " " << n << " ("
-              << valid_at_exit[mode] << " valid at exit)";
+    std::cout << " "
+              << (mode == 'x'   ? "exclusive"
+                  : mode == 'r' ? "read"
+                                : "write")
+              << " " << n << " (" << valid_at_exit[mode] << " valid at exit)";
   std::cout << "\n  faults injected:";
   if (fault_counts.empty()) std::cout << " none";
   for (auto& [name, n] : fault_counts) std::cout << " " << name << " " << n;
-  std::vector<std::string> expected{"server_restart", "client_kill", "client_pause", "debug_sleep", "sigstop", "kill_worker"};
+  std::vector<std::string> expected{"server_restart", "client_kill", "client_pause",
+                                    "debug_sleep",    "sigstop",     "kill_worker"};
   if (in_cluster_) {
     expected = {"failover", "slot_move", "client_kill", "master_pause", "client_pause", "sigstop", "kill_worker"};
     if (kill_masters_) expected.push_back("master_kill");
@@ -306,7 +312,8 @@ int controller::analyse() {
   std::cout << "  workers started " << workers_.size() << ", unexpected exits " << unexpected_exits_ << "\n";
 
   if (control_) {
-    if (valid_overlaps == 0) failures_.push_back("negative control: the checker saw no overlap between unlocked workers");
+    if (valid_overlaps == 0)
+      failures_.push_back("negative control: the checker saw no overlap between unlocked workers");
     if (lost_updates <= 0) failures_.push_back("negative control: the counters lost no update without the lock");
     if (sections_.empty()) failures_.push_back("negative control: no sections recorded");
   } else if (completed.empty()) {

@@ -38,7 +38,8 @@ void controller::fault_client_pause() {
                       : in_sentinel_ ? static_cast<std::size_t>(sentinel_master())
                                      : pick(servers_.size());
   RedisServer& server = in_cluster_ ? cluster_->node(index) : in_sentinel_ ? group_->node(index) : *servers_[index];
-  std::string text = in_cluster_ || in_sentinel_ ? node_text(static_cast<int>(index)) : "server " + std::to_string(index);
+  std::string text =
+      in_cluster_ || in_sentinel_ ? node_text(static_cast<int>(index)) : "server " + std::to_string(index);
   // Under the sentinels' down-after (1 s): their pings wait too, and a
   // longer pause would be a failover.
   long pause_ms = std::uniform_int_distribution<long>(200, in_sentinel_ ? 800 : 1500)(random_);
@@ -94,8 +95,8 @@ void controller::fault_kill_worker() {
   long old_pid = victim.process->pid();
   killed_at_[old_pid] = start;
   spawn_worker(slot);
-  note(start, "kill_worker", "pid " + std::to_string(old_pid) + " replaced by " +
-                                 std::to_string(workers_.back().process->pid()));
+  note(start, "kill_worker",
+       "pid " + std::to_string(old_pid) + " replaced by " + std::to_string(workers_.back().process->pid()));
 }
 
 // ---- cluster faults
@@ -178,7 +179,8 @@ void controller::fault_failover() {
   std::int64_t start = monotonic_ns();
   RedisProbe probe(cluster_->node(replica));
   ProbeReply reply = probe.command({"CLUSTER", "FAILOVER"});
-  if (reply.is_error()) throw std::runtime_error("CLUSTER FAILOVER on node " + std::to_string(replica) + ": " + reply.str);
+  if (reply.is_error())
+    throw std::runtime_error("CLUSTER FAILOVER on node " + std::to_string(replica) + ": " + reply.str);
   // No event tells when the replica has taken over: ask it.
   const std::int64_t give_up = monotonic_ns() + 15'000'000'000;
   while (probe.command({"ROLE"}).elements.at(0).str != "master") {
@@ -230,17 +232,23 @@ void controller::fault_slot_move() {
     if (round == 100) throw std::runtime_error("slot move: slot " + slot + " still has keys after 100 rounds");
     // All of them in one MIGRATE, so a lock's keys are split between the
     // nodes only while that one command runs.
-    std::vector<std::string> argv{"MIGRATE", cluster_->node(target).host(), std::to_string(cluster_->node(target).port()),
-                                  "", "0", "5000", "REPLACE", "KEYS"};
+    std::vector<std::string> argv{"MIGRATE",
+                                  cluster_->node(target).host(),
+                                  std::to_string(cluster_->node(target).port()),
+                                  "",
+                                  "0",
+                                  "5000",
+                                  "REPLACE",
+                                  "KEYS"};
     for (const auto& key : keys.elements) argv.push_back(key.str);
     checked(from, argv);
     moved += static_cast<long>(keys.elements.size());
   }
   checked(to, {"CLUSTER", "SETSLOT", slot, "NODE", cluster_->node_id(target)});
   checked(from, {"CLUSTER", "SETSLOT", slot, "NODE", cluster_->node_id(target)});
-  note(start, "slot_move", name + " slot " + slot + " from node " + std::to_string(source) + " to node " +
-                               std::to_string(target) + (held ? ", held" : ", not held") + ", " +
-                               std::to_string(moved) + " keys");
+  note(start, "slot_move",
+       name + " slot " + slot + " from node " + std::to_string(source) + " to node " + std::to_string(target) +
+           (held ? ", held" : ", not held") + ", " + std::to_string(moved) + " keys");
 }
 
 // CLIENT KILL of every connection warden made to one master (warden names
@@ -297,13 +305,15 @@ void controller::fault_master_kill() {
   RedisProbe probe(cluster_->node(replica));
   const std::int64_t give_up = monotonic_ns() + 30'000'000'000;
   while (probe.command({"ROLE"}).elements.at(0).str != "master") {
-    if (monotonic_ns() > give_up) throw std::runtime_error("master kill: node " + std::to_string(replica) + " is no master after 30 s");
+    if (monotonic_ns() > give_up)
+      throw std::runtime_error("master kill: node " + std::to_string(replica) + " is no master after 30 s");
     std::this_thread::sleep_for(20ms);
   }
   std::int64_t promoted = monotonic_ns();
   cluster_->node(master).start();
-  note(start, "master_kill", text + " killed; node " + std::to_string(replica) + " master after " +
-                                 std::to_string(ms_of(promoted - start)) + " ms; restarted as a replica");
+  note(start, "master_kill",
+       text + " killed; node " + std::to_string(replica) + " master after " + std::to_string(ms_of(promoted - start)) +
+           " ms; restarted as a replica");
   faults_.back().locks = locks;
 }
 
@@ -399,8 +409,9 @@ void controller::fault_sentinel_failover() {
       throw std::runtime_error(command + " to sentinel " + std::to_string(sentinel) + ": " + reply.str);
     std::this_thread::sleep_for(100ms);
   }
-  note(start, "failover", command + " (sentinel " + std::to_string(sentinel) + "): " + before + " replaced by " +
-                              node_text(replica) + " after " + std::to_string(ms_of(monotonic_ns() - start)) + " ms");
+  note(start, "failover",
+       command + " (sentinel " + std::to_string(sentinel) + "): " + before + " replaced by " + node_text(replica) +
+           " after " + std::to_string(ms_of(monotonic_ns() - start)) + " ms");
   for (int lock = 0; lock < static_cast<int>(lock_names_.size()); ++lock) faults_.back().locks.push_back(lock);
 }
 
@@ -420,8 +431,9 @@ void controller::fault_sentinel_kill() {
   group_->wait_for_master(static_cast<std::size_t>(replica), 30s);
   std::int64_t promoted = monotonic_ns();
   group_->restart_as_master(static_cast<std::size_t>(master));
-  note(start, "master_kill", text + " killed; " + node_text(replica) + " master after " +
-                                 std::to_string(ms_of(promoted - start)) + " ms; restarted as an empty master");
+  note(start, "master_kill",
+       text + " killed; " + node_text(replica) + " master after " + std::to_string(ms_of(promoted - start)) +
+           " ms; restarted as an empty master");
   for (int lock = 0; lock < static_cast<int>(lock_names_.size()); ++lock) faults_.back().locks.push_back(lock);
 }
 
@@ -475,15 +487,14 @@ void controller::inject_faults(std::int64_t until) {
                               &controller::fault_client_pause,   &controller::fault_debug_sleep,
                               &controller::fault_stop_holder,    &controller::fault_kill_worker};
   if (in_cluster_) {
-    kinds = {&controller::fault_failover,     &controller::fault_slot_move,   &controller::fault_warden_client_kill,
+    kinds = {&controller::fault_failover,     &controller::fault_slot_move,    &controller::fault_warden_client_kill,
              &controller::fault_master_pause, &controller::fault_client_pause, &controller::fault_stop_holder,
              &controller::fault_kill_worker};
     if (kill_masters_) kinds.push_back(&controller::fault_master_kill);
   }
   if (in_sentinel_) {
-    kinds = {&controller::fault_sentinel_failover, &controller::fault_sentinel_kill,
-             &controller::fault_replica_pause,     &controller::fault_warden_client_kill,
-             &controller::fault_client_pause,      &controller::fault_stop_holder,
+    kinds = {&controller::fault_sentinel_failover,  &controller::fault_sentinel_kill, &controller::fault_replica_pause,
+             &controller::fault_warden_client_kill, &controller::fault_client_pause,  &controller::fault_stop_holder,
              &controller::fault_kill_worker};
   }
   // Every kind once in a shuffled round, then a new round: a short run still

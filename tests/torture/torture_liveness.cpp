@@ -127,8 +127,8 @@ std::string controller::check_liveness() {
       if (h.released == INT64_MAX || h.unlock_result != "ok") continue;
       const std::int64_t r0 = h.released;
       // The holds granted at or before r0 end at `next`.
-      auto next = std::upper_bound(list.begin(), list.end(), r0,
-                                   [](std::int64_t t, const hold& x) { return t < x.granted; });
+      auto next =
+          std::upper_bound(list.begin(), list.end(), r0, [](std::int64_t t, const hold& x) { return t < x.granted; });
       const std::size_t last = static_cast<std::size_t>(next - list.begin()) - 1;
       const latest other = top1[last].second == i ? top2[last] : top1[last];
       if (other.first > r0) continue;  // still held by somebody else: not free
@@ -204,8 +204,7 @@ std::string controller::check_liveness() {
   if (pair_lock_ >= 0)
     out << "      of which the pair's (" << lock_names_[pair_lock_] << "): " << pair_latencies.size() << ", "
         << percentiles(pair_latencies) << "\n";
-  out
-      << "    calls: " << calls_judged << " judged, worst " << std::fixed << std::setprecision(1)
+  out << "    calls: " << calls_judged << " judged, worst " << std::fixed << std::setprecision(1)
       << static_cast<double>(worst) / 1e6 << " ms over the wait, " << calls_over << " over the bound\n";
   if (latencies.empty() && !control_) failures_.push_back("no hand-off judged: the liveness check proves nothing");
   return out.str();

@@ -136,7 +136,8 @@ int main(int argc, char** argv) {
   for (const auto& entry : split(argv[8], ',')) {
     auto at = entry.rfind('@');
     lock_names.push_back(entry.substr(0, at));
-    lock_numbers.push_back(at == std::string::npos ? static_cast<int>(lock_numbers.size()) : std::atoi(entry.c_str() + at + 1));
+    lock_numbers.push_back(at == std::string::npos ? static_cast<int>(lock_numbers.size())
+                                                   : std::atoi(entry.c_str() + at + 1));
   }
   const int lock_count = static_cast<int>(lock_names.size());
   const milliseconds watchdog{std::atoll(argv[9])};
@@ -255,12 +256,12 @@ int main(int argc, char** argv) {
           if (kind == "rwlock") {
             mode = uniform(0, 9) < 6 ? 'r' : 'w';
             warden::Lock& half = mode == 'r' ? readers[index] : writers[index];
-            lock = {[&half](milliseconds wait) { return half.try_lock_for(wait); },
-                    [&half] { half.unlock(); }, [&half] { return half.valid_until(); }};
+            lock = {[&half](milliseconds wait) { return half.try_lock_for(wait); }, [&half] { half.unlock(); },
+                    [&half] { return half.valid_until(); }};
           } else if (kind == "redlock") {
             warden::RedLock& whole = *red[index];
-            lock = {[&whole](milliseconds wait) { return whole.try_lock_for(wait); },
-                    [&whole] { whole.unlock(); }, [&whole] { return whole.valid_until(); }};
+            lock = {[&whole](milliseconds wait) { return whole.try_lock_for(wait); }, [&whole] { whole.unlock(); },
+                    [&whole] { return whole.valid_until(); }};
           } else if (kind == "fenced") {
             warden::FencedLock& one = fenced[index];
             lock = {[&one, &token](milliseconds wait) {
@@ -271,8 +272,8 @@ int main(int argc, char** argv) {
                     [&one] { one.unlock(); }, [&one] { return one.valid_until(); }};
           } else {
             warden::Lock& one = plain[index];
-            lock = {[&one](milliseconds wait) { return one.try_lock_for(wait); },
-                    [&one] { one.unlock(); }, [&one] { return one.valid_until(); }};
+            lock = {[&one](milliseconds wait) { return one.try_lock_for(wait); }, [&one] { one.unlock(); },
+                    [&one] { return one.valid_until(); }};
           }
 
           // Acquire: a zero wait (one attempt) now and then, else a short wait.
@@ -291,12 +292,10 @@ int main(int argc, char** argv) {
             }
             // The negative control of the liveness check: this waiter takes
             // the lock as late as a lost wake-up would make it.
-            if (acquired && wait.count() > 0 && late_wakeup.count() > 0)
-              std::this_thread::sleep_for(late_wakeup);
+            if (acquired && wait.count() > 0 && late_wakeup.count() > 0) std::this_thread::sleep_for(late_wakeup);
             records.line("C " + std::string(wait.count() == 0 ? "try_lock" : "try_lock_for") + " " +
                          std::to_string(start) + " " + std::to_string(monotonic_ns()) + " " +
-                         std::to_string(wait.count()) + " " + result + " " + who + " " + number +
-                         " " + mode);
+                         std::to_string(wait.count()) + " " + result + " " + who + " " + number + " " + mode);
             if (!acquired) continue;
           }
 
@@ -327,11 +326,9 @@ int main(int argc, char** argv) {
           std::int64_t exit = monotonic_ns();
           steady::time_point valid_until = locked ? lock.valid_until() : steady::time_point::max();
           my_slot.store(0);
-          records.line("S " + number + " " + mode + " " + std::to_string(enter) + " " +
-                       std::to_string(exit) + " " +
+          records.line("S " + number + " " + mode + " " + std::to_string(enter) + " " + std::to_string(exit) + " " +
                        std::to_string(locked ? to_ns(valid_until) : std::numeric_limits<std::int64_t>::max()) + " " +
-                       (wrote ? "1" : "0") + " " + (write_valid ? "1" : "0") + " " + who + " " +
-                       std::to_string(token));
+                       (wrote ? "1" : "0") + " " + (write_valid ? "1" : "0") + " " + who + " " + std::to_string(token));
 
           if (locked) {
             std::string result = "ok";
@@ -342,8 +339,8 @@ int main(int argc, char** argv) {
               result = error_name(error);
               log->line(std::to_string(monotonic_ns()) + " unlock: " + error.what());
             }
-            records.line("C unlock " + std::to_string(start) + " " + std::to_string(monotonic_ns()) +
-                         " 0 " + result + " " + who + " " + number + " " + mode);
+            records.line("C unlock " + std::to_string(start) + " " + std::to_string(monotonic_ns()) + " 0 " + result +
+                         " " + who + " " + number + " " + mode);
           }
           if (!locked) std::this_thread::sleep_for(milliseconds{uniform(0, 2)});
           // Between two holds, other work for a while: the lock free, and

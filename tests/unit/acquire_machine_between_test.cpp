@@ -28,7 +28,7 @@ TEST(AcquireMachineBetween, ASubscriptionConfirmedDuringATryRetriesAfterIt) {
   first_try(m);
   ASSERT_TRUE(has<M::subscribe>(m.on(held_for(t0, 5s))));
   ASSERT_TRUE(has<M::enter_lane>(m.on(M::timer_fired{})));  // no confirmation in time: re-try anyway
-  EXPECT_TRUE(m.on(M::subscription_ready{}).empty());      // confirmed while the re-try is in flight
+  EXPECT_TRUE(m.on(M::subscription_ready{}).empty());       // confirmed while the re-try is in flight
   EXPECT_TRUE(has<M::enter_lane>(m.on(held_for(t0 + 1s, 5s))));
 }
 

@@ -179,11 +179,11 @@ TEST(AcquireMachineEnds, ErrorsEndTheAcquire) {
   };
   auto refused = make_error_code(warden::errc::connection_refused);
   auto wrong_type = make_error_code(warden::errc::wrong_type);
-  for (auto r : {row{M::answer::failed, refused, M::reason::transport, refused},
-                 row{M::answer::would_deadlock, {}, M::reason::would_deadlock,
-                     make_error_code(warden::errc::would_deadlock)},
-                 row{M::answer::error_reply, wrong_type, M::reason::error_reply, wrong_type},
-                 row{M::answer::bad_reply, {}, M::reason::bad_reply, make_error_code(warden::errc::protocol_error)}}) {
+  for (auto r :
+       {row{M::answer::failed, refused, M::reason::transport, refused},
+        row{M::answer::would_deadlock, {}, M::reason::would_deadlock, make_error_code(warden::errc::would_deadlock)},
+        row{M::answer::error_reply, wrong_type, M::reason::error_reply, wrong_type},
+        row{M::answer::bad_reply, {}, M::reason::bad_reply, make_error_code(warden::errc::protocol_error)}}) {
     M m = make_machine(10s);
     first_try(m);
     auto out = m.on(M::answered{t0, r.kind, 0ms, r.error});

@@ -89,7 +89,8 @@ TEST(ChannelState, WantWhileUnsubscribingSendsNoSecondCommand) {
   EXPECT_EQ(act(channel.on(ChannelState::wanted{true})), action::none);  // never a SUBSCRIBE over the UNSUBSCRIBE
   EXPECT_EQ(act(channel.on(ChannelState::wanted{true})), action::none);
   EXPECT_FALSE(channel.idle());
-  EXPECT_EQ(act(channel.on(ChannelState::unsubscribe_confirmed{})), action::subscribe);  // acted on when the reply arrives
+  EXPECT_EQ(act(channel.on(ChannelState::unsubscribe_confirmed{})),
+            action::subscribe);  // acted on when the reply arrives
   EXPECT_FALSE(channel.active());
   EXPECT_EQ(act(channel.on(ChannelState::subscribe_confirmed{})), action::none);
   EXPECT_TRUE(channel.active());

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "io/link_protocol.hpp"
 #include "io/command.hpp"
+#include "io/link_protocol.hpp"
 
 namespace {
 
@@ -77,7 +77,8 @@ TEST(Command, ReplaceArgumentMatchesWholeArgumentsOnly) {
   EXPECT_FALSE(call.replace_argument(mark, "publish"));
   // The script part is still where the body goes.
   call.use_body();
-  EXPECT_EQ(call.bytes(), hiredis_bytes({"EVAL", script.body, "2", mark + "x", mark, "spublish", "y" + mark, "spublish"}));
+  EXPECT_EQ(call.bytes(),
+            hiredis_bytes({"EVAL", script.body, "2", mark + "x", mark, "spublish", "y" + mark, "spublish"}));
 }
 
 TEST(Command, AKeyReadingLikeTheMarkIsNotReplaced) {

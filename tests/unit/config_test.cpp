@@ -280,11 +280,11 @@ TEST(ConfigValidate, RefusesAHostWithAByteNoHostHas) {
 }
 
 TEST(ConfigFromUrlRejects, NeverEchoesThePassword) {
-  for (const char* url : {"redis://user:s3cr3t@host:notaport", "redis://:s3cr3t%zz@host", "redis://s3cr3t@",
-                          "redis://user:s3cr3t@[::1", "redis://user:s3cr3t@host/notadb", "rediss://user:s3cr3t@host:0",
-                          "http://user:s3cr3t@host",
-                          "unix://user:s3cr3t@/tmp/r.sock?db=x", "unix://s3cr3t@relative.sock",
-                          "redis+unix://u:s3cr3t@/tmp/r.sock?password=s3cr3t", "unix:///tmp/r.sock?password=s3cr3t"}) {
+  for (const char* url :
+       {"redis://user:s3cr3t@host:notaport", "redis://:s3cr3t%zz@host", "redis://s3cr3t@", "redis://user:s3cr3t@[::1",
+        "redis://user:s3cr3t@host/notadb", "rediss://user:s3cr3t@host:0", "http://user:s3cr3t@host",
+        "unix://user:s3cr3t@/tmp/r.sock?db=x", "unix://s3cr3t@relative.sock",
+        "redis+unix://u:s3cr3t@/tmp/r.sock?password=s3cr3t", "unix:///tmp/r.sock?password=s3cr3t"}) {
     try {
       (void)Config::from_url(url);
       ADD_FAILURE() << "accepted " << url;
@@ -352,7 +352,7 @@ TEST(ConfigValidate, RefusesEachFieldOutOfRange) {
 TEST(ConfigValidate, AcceptsGoodTlsAndSocketSettings) {
   Config config;
   config.unix_socket = "/" + std::string(106, 'x');  // 107 bytes: the longest that fits
-  config.tls.enabled = true;  // TLS over a unix socket is allowed
+  config.tls.enabled = true;                         // TLS over a unix socket is allowed
   config.tls.cert_file = "client.crt";
   config.tls.key_file = "client.key";
   config.tls.ca_file = "/no/such/ca.crt";  // files are read by the Client, not here

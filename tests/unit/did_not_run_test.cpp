@@ -13,16 +13,16 @@ TEST(DidNotRun, RefusalsBeforeRunning) {
   for (const char* text : {"LOADING Redis is loading the dataset in memory",
                            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
                            "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
-                           "TRYAGAIN Multiple keys request during rehashing of slot",
-                           "CLUSTERDOWN The cluster is down", "NOSCRIPT No matching script. Please use EVAL.",
-                           "BUSY"}) {
+                           "TRYAGAIN Multiple keys request during rehashing of slot", "CLUSTERDOWN The cluster is down",
+                           "NOSCRIPT No matching script. Please use EVAL.", "BUSY"}) {
     EXPECT_TRUE(did_not_run(Reply::make_error(text))) << text;
   }
 }
 
 TEST(DidNotRun, OtherErrorsAndRepliesAreNot) {
-  for (const char* text : {"BUSYKEY Target key name already exists.", "WRONGTYPE Operation against a key holding the wrong kind of value",
-                           "ERR Error running script", "NOPERM this user has no permissions", "LOADINGX", ""}) {
+  for (const char* text :
+       {"BUSYKEY Target key name already exists.", "WRONGTYPE Operation against a key holding the wrong kind of value",
+        "ERR Error running script", "NOPERM this user has no permissions", "LOADINGX", ""}) {
     EXPECT_FALSE(did_not_run(Reply::make_error(text))) << text;
   }
   EXPECT_FALSE(did_not_run(Reply::make_string("LOADING")));

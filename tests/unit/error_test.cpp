@@ -15,11 +15,12 @@ namespace {
 using warden::errc;
 
 const std::vector<errc> all_codes = {
-    errc::not_owner,          errc::lease_expired,   errc::timed_out,        errc::connection_lost,
-    errc::connection_refused, errc::authentication_failed, errc::server_error, errc::invalid_argument,
-    errc::shut_down,          errc::quorum_not_reached,    errc::would_deadlock,   errc::wrong_type,
-    errc::protocol_error,     errc::tls_verify_failed,     errc::tls_handshake_failed,   errc::routing_failed,
-    errc::replica_sync_failed,
+    errc::not_owner,          errc::lease_expired,       errc::timed_out,
+    errc::connection_lost,    errc::connection_refused,  errc::authentication_failed,
+    errc::server_error,       errc::invalid_argument,    errc::shut_down,
+    errc::quorum_not_reached, errc::would_deadlock,      errc::wrong_type,
+    errc::protocol_error,     errc::tls_verify_failed,   errc::tls_handshake_failed,
+    errc::routing_failed,     errc::replica_sync_failed,
 };
 
 TEST(ErrorCategory, IsNamedWarden) { EXPECT_STREQ(warden::error_category().name(), "warden"); }

@@ -56,7 +56,7 @@ TEST_F(HoldBookTest, ReentrantHoldsAreCountedAndReleasedOneByOne) {
   EXPECT_EQ(book.count(*lock, 7), 2);
   EXPECT_EQ(book.count(*lock, 8), 0);
   EXPECT_EQ(book.valid_until(*lock, 7), sent + 30s);
-  EXPECT_EQ(keeper.filed, 1);  // filed once, when the first level was taken
+  EXPECT_EQ(keeper.filed, 1);            // filed once, when the first level was taken
   EXPECT_TRUE(keeper.expiries.empty());  // watchdog mode: renewed, not timed
   EXPECT_EQ(book.releasing(*lock, 7), 30s);
   book.released(*lock, 7, false);
@@ -199,8 +199,7 @@ TEST_F(HoldBookTest, RenewalScheduleAndAnswers) {
   book.acquired(lock, 9, std::nullopt, sent + period);
   due = book.take_due(sent + 2 * period, all);
   ASSERT_EQ(due.size(), 1u);
-  outcome = book.renewed({due[0]}, sent + 2 * period, lease,
-                         make_error_code(errc::connection_lost), {});
+  outcome = book.renewed({due[0]}, sent + 2 * period, lease, make_error_code(errc::connection_lost), {});
   EXPECT_TRUE(outcome.lost.empty());
   EXPECT_TRUE(outcome.retry);
   EXPECT_TRUE(book.next_due().has_value());
@@ -308,8 +307,8 @@ TEST_F(HoldBookTest, AHeldBackRenewalKeepsOnlyHoldsStillToRenew) {
   book.acquired(third, 7, std::nullopt, long_ago);
   auto batch = book.take_due(clock::now(), 1000);
   ASSERT_EQ(batch.size(), 3u);
-  book.releasing(*lock, 7);                               // its final release is being sent
-  book.leased(*other, 7, 5s, clock::now());               // now a fixed lease
+  book.releasing(*lock, 7);                  // its final release is being sent
+  book.leased(*other, 7, 5s, clock::now());  // now a fixed lease
   book.keep_sendable(batch);
   ASSERT_EQ(batch.size(), 1u);
   EXPECT_EQ(batch[0].lock, third.get());
@@ -339,8 +338,7 @@ TEST_F(HoldBookTest, AnUnsyncedRenewalExtendsNothing) {
   book.acquired(lock, 7, std::nullopt, sent);
   auto due = book.take_due(clock::now(), 1000);
   ASSERT_EQ(due.size(), 1u);
-  auto outcome = book.renewed({due[0]}, clock::now(), lease, {}, {1},
-                              "0 of 1 replica acknowledged it within 1000 ms");
+  auto outcome = book.renewed({due[0]}, clock::now(), lease, {}, {1}, "0 of 1 replica acknowledged it within 1000 ms");
   EXPECT_TRUE(outcome.lost.empty());
   EXPECT_TRUE(outcome.retry);
   EXPECT_EQ(book.valid_until(*lock, 7), sent + lease);
@@ -355,8 +353,7 @@ TEST_F(HoldBookTest, AHoldWhoseRenewalsAreNeverSyncedIsLostWithItsLease) {
   ASSERT_EQ(due.size(), 1u);
   auto sent = clock::now();
   std::this_thread::sleep_for(30ms);
-  auto outcome = book.renewed({due[0]}, sent, lease, {}, {1},
-                              "0 of 1 replica acknowledged it within 1000 ms");
+  auto outcome = book.renewed({due[0]}, sent, lease, {}, {1}, "0 of 1 replica acknowledged it within 1000 ms");
   ASSERT_EQ(outcome.lost.size(), 1u);
   EXPECT_NE(outcome.lost[0].second.find("0 of 1 replica acknowledged"), std::string::npos);
 }

@@ -47,9 +47,9 @@ std::vector<std::string> words(const char* text) {
 
 // Text that only the pieces may hold: the code each one exists to share.
 const std::vector<std::string_view> shared_code = {
-    "redis.call('type', KEYS[1])",          // the key-type guard
-    "WARDEN_WRONG_TYPE the key is a ' ..",  // its refusal
-    "WARDEN_CANCELLED",                     // the cancel check
+    "redis.call('type', KEYS[1])",                             // the key-type guard
+    "WARDEN_WRONG_TYPE the key is a ' ..",                     // its refusal
+    "WARDEN_CANCELLED",                                        // the cancel check
     "redis.call('pexpire', KEYS[1], ttl)\n  end\n  return 1",  // the keep, inline
 };
 

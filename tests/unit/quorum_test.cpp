@@ -106,7 +106,7 @@ TEST(Quorum, NodeBudgetIsATenthOfTheLeaseCappedByTheCommandTimeout) {
   EXPECT_EQ(node_budget(1s, 30s), 1s);
   EXPECT_EQ(node_budget(3s, 10s), 1s);
   EXPECT_EQ(node_budget(3s, 2s), 200ms);
-  EXPECT_EQ(node_budget(3s, 300ms), 50ms);  // the floor
+  EXPECT_EQ(node_budget(3s, 300ms), 50ms);    // the floor
   EXPECT_EQ(node_budget(20ms, 300ms), 20ms);  // the command timeout still caps it
   EXPECT_EQ(node_budget(0ms, 300ms), 1ms);
 }
@@ -131,7 +131,6 @@ TEST(Quorum, AnswersAreKnownOnlyWhenTheFailedNodesCannotChangeThem) {
   EXPECT_EQ(quorum_of_answers(5, 2, 1), quorum_answer::unknown);
   EXPECT_EQ(quorum_of_answers(5, 3, 2), quorum_answer::yes);
 }
-
 
 namespace validity_events {
 
@@ -229,12 +228,15 @@ TEST(QuorumValidity, AHolderStoppedPastItsLeaseIsLostAndNeverTakenBack) {
   const auto resumed = t0 + 5s;  // stopped from t0 + 310 ms to here
   v.on(QuorumValidity::node_lost{0, resumed});
   EXPECT_TRUE(v.lost());
-  EXPECT_EQ(v.counted_count(), 2u);  // still taken as far as the holder knows...
+  EXPECT_EQ(v.counted_count(), 2u);    // still taken as far as the holder knows...
   EXPECT_EQ(v.valid_at(resumed), 0u);  // ...but none vouches for anything now
-  EXPECT_FALSE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{0, resumed + 2ms, resumed + lease - drift}))) << "re-take of node 0";
+  EXPECT_FALSE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{0, resumed + 2ms, resumed + lease - drift})))
+      << "re-take of node 0";
   v.on(QuorumValidity::node_lost{1, resumed + 3ms});
-  EXPECT_FALSE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{1, resumed + 4ms, resumed + lease - drift}))) << "re-take of node 1";
-  EXPECT_FALSE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{2, resumed + 5ms, resumed + lease - drift}))) << "a late renewal of node 2";
+  EXPECT_FALSE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{1, resumed + 4ms, resumed + lease - drift})))
+      << "re-take of node 1";
+  EXPECT_FALSE(QuorumValidity::counts(v.on(QuorumValidity::confirmed{2, resumed + 5ms, resumed + lease - drift})))
+      << "a late renewal of node 2";
   EXPECT_TRUE(v.lost());
   EXPECT_EQ(v.valid_until(), clock::time_point::min());
   EXPECT_FALSE(v.counted(0));

@@ -82,7 +82,8 @@ TEST(ReplyReader, AnArrayLongerThanItsFirstReservationKeepsEveryElement) {
   // growing the vector must not lose or reorder anything.
   const int count = 10'000;
   std::string bytes = "*" + std::to_string(count) + "\r\n";
-  for (int i = 0; i < count; ++i) bytes += i % 1000 == 0 ? "*1\r\n:" + std::to_string(i) + "\r\n" : ":" + std::to_string(i) + "\r\n";
+  for (int i = 0; i < count; ++i)
+    bytes += i % 1000 == 0 ? "*1\r\n:" + std::to_string(i) + "\r\n" : ":" + std::to_string(i) + "\r\n";
   auto reply = read_one(bytes, 4096);
   ASSERT_TRUE(reply);
   ASSERT_EQ(reply->elements.size(), static_cast<std::size_t>(count));

@@ -27,7 +27,8 @@ TEST(ReplyProblem, AStatusWhereAnIntegerIsExpectedIsAProtocolError) {
   // A peer answering +OK to a release or a force-unlock: neither "released"
   // nor "not the owner".
   EXPECT_EQ(warden::detail::reply_problem(status("OK"), {Reply::kind::integer}), errc::protocol_error);
-  EXPECT_EQ(warden::detail::reply_problem(status("OK"), {Reply::kind::nil, Reply::kind::integer}), errc::protocol_error);
+  EXPECT_EQ(warden::detail::reply_problem(status("OK"), {Reply::kind::nil, Reply::kind::integer}),
+            errc::protocol_error);
   EXPECT_EQ(warden::detail::reply_problem(Reply::make_string("1"), {Reply::kind::integer}), errc::protocol_error);
   Reply array;
   array.type = Reply::kind::array;
@@ -177,8 +178,8 @@ TEST(ReplyAuthRefusal, CredentialsAndDatabaseRefusalsArePermanent) {
             "AUTH failed: a password was configured but the server requires none (ERR AUTH <password> called without "
             "any password configured for the default user.)");
   // Redis 5's words for the same.
-  auto unneeded5 = describe_auth_refusal("AUTH", Reply::make_error("ERR Client sent AUTH, but no password is set"),
-                                         false);
+  auto unneeded5 =
+      describe_auth_refusal("AUTH", Reply::make_error("ERR Client sent AUTH, but no password is set"), false);
   EXPECT_EQ(unneeded5.error, errc::authentication_failed);
   EXPECT_NE(unneeded5.message.find("a password was configured but the server requires none"), std::string::npos);
   // Any SELECT error is permanent (no such database).
@@ -188,15 +189,15 @@ TEST(ReplyAuthRefusal, CredentialsAndDatabaseRefusalsArePermanent) {
 }
 
 TEST(ReplyAuthRefusal, OtherErrorsAreRetriedLikeAFailedConnect) {
-  auto busy = warden::detail::describe_auth_refusal("AUTH", Reply::make_error("ERR max number of clients reached"),
-                                                    false);
+  auto busy =
+      warden::detail::describe_auth_refusal("AUTH", Reply::make_error("ERR max number of clients reached"), false);
   EXPECT_EQ(busy.error, errc::connection_refused);
   EXPECT_EQ(busy.message, "AUTH failed: ERR max number of clients reached");
 }
 
 TEST(ReplyDescribeError, ACauseIsSaidOnce) {
-  using warden::detail::Response;
   using warden::detail::describe_error;
+  using warden::detail::Response;
   Response refused{make_error_code(errc::connection_refused), {}};
   EXPECT_EQ(describe_error(refused), "connection refused");
   refused.detail = "connection refused (ECONNREFUSED)";

@@ -63,10 +63,12 @@ TEST(SentinelResolver, AsksASentinelThenConfirmsItsAnswerWithRoleBeforeUsingIt) 
 TEST(SentinelResolver, ASentinelThatCannotBeReachedOrDoesNotKnowTheNameIsFollowedByTheNext) {
   SentinelResolver resolver({s1, s2, s3});
   auto ask = step(resolver.on(SentinelResolver::resolve_wanted{}));
-  auto next = step(resolver.on(SentinelResolver::sentinel_answered{ask.round, std::nullopt, false, "connection refused"}));
+  auto next =
+      step(resolver.on(SentinelResolver::sentinel_answered{ask.round, std::nullopt, false, "connection refused"}));
   EXPECT_EQ(next.what, action::ask_sentinel);
   EXPECT_EQ(next.to, s2);
-  next = step(resolver.on(SentinelResolver::sentinel_answered{next.round, std::nullopt, true, "does not know 'orders'"}));
+  next =
+      step(resolver.on(SentinelResolver::sentinel_answered{next.round, std::nullopt, true, "does not know 'orders'"}));
   EXPECT_EQ(next.to, s3);
   auto confirm = step(resolver.on(SentinelResolver::sentinel_answered{next.round, m1, true, {}}));
   EXPECT_EQ(confirm.what, action::confirm_role);
@@ -93,8 +95,10 @@ TEST(SentinelResolver, ALaggingSentinelsFormerMasterIsNotTrusted) {
 TEST(SentinelResolver, ARoundWhereNobodyNamesAMasterEndsInRetryLaterSayingWhy) {
   SentinelResolver resolver({s1, s2});
   auto ask = step(resolver.on(SentinelResolver::resolve_wanted{}));
-  auto next = step(resolver.on(SentinelResolver::sentinel_answered{ask.round, std::nullopt, true, "no master named 'x'"}));
-  auto end = step(resolver.on(SentinelResolver::sentinel_answered{next.round, std::nullopt, true, "no master named 'x'"}));
+  auto next =
+      step(resolver.on(SentinelResolver::sentinel_answered{ask.round, std::nullopt, true, "no master named 'x'"}));
+  auto end =
+      step(resolver.on(SentinelResolver::sentinel_answered{next.round, std::nullopt, true, "no master named 'x'"}));
   EXPECT_EQ(end.what, action::retry_later);
   EXPECT_NE(end.problem.find("127.0.0.1:26379: no master named 'x'"), std::string::npos) << end.problem;
   EXPECT_NE(end.problem.find("127.0.0.1:26380: no master named 'x'"), std::string::npos) << end.problem;

@@ -451,7 +451,7 @@ TEST(TimerQueueIntrusive, MatchesAnOrderedMapUnderRandomSchedulesCancelsAndRuns)
   }
   Model model;
   std::map<int, std::pair<clock::time_point, int>> where;  // label -> its model key
-  std::map<int, TimerQueue::id> callback_ids;               // labels >= timers are callbacks
+  std::map<int, TimerQueue::id> callback_ids;              // labels >= timers are callbacks
   std::mt19937 random(11);
   int scheduled = 0;
   int next_callback = timers;

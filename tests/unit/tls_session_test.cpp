@@ -44,9 +44,8 @@ class ServerSide {
     if (options.max_version != 0) SSL_CTX_set_max_proto_version(context_, options.max_version);
     if (!options.client_ca_file.empty()) {
       EXPECT_EQ(SSL_CTX_load_verify_file(context_, options.client_ca_file.c_str()), 1);
-      SSL_CTX_set_verify(context_,
-                         SSL_VERIFY_PEER | (options.require_client_cert ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0),
-                         nullptr);
+      SSL_CTX_set_verify(
+          context_, SSL_VERIFY_PEER | (options.require_client_cert ? SSL_VERIFY_FAIL_IF_NO_PEER_CERT : 0), nullptr);
     }
     ssl_ = SSL_new(context_);
     in_ = BIO_new(BIO_s_mem());
@@ -403,8 +402,7 @@ TEST_F(TlsSessionTest, ServerOnlyOfferingOlderVersionsFails) {
   options.max_version = TLS1_2_VERSION;
   ServerSide server(options);
   EXPECT_EQ(handshake(client, server), errc::tls_handshake_failed);
-  EXPECT_NE(client.error_text().find("does not support our TLS versions"), std::string::npos)
-      << client.error_text();
+  EXPECT_NE(client.error_text().find("does not support our TLS versions"), std::string::npos) << client.error_text();
 }
 
 TEST_F(TlsSessionTest, EndOfFileDuringAndAfterTheHandshake) {

@@ -17,7 +17,8 @@ TEST(UuidRandom, IsAVersion4Rfc4122Uuid) {
       if (k == 8 || k == 13 || k == 18 || k == 23) {
         ASSERT_EQ(id[k], '-') << id;
       } else {
-        ASSERT_TRUE(std::isxdigit(static_cast<unsigned char>(id[k])) && !std::isupper(static_cast<unsigned char>(id[k])))
+        ASSERT_TRUE(std::isxdigit(static_cast<unsigned char>(id[k])) &&
+                    !std::isupper(static_cast<unsigned char>(id[k])))
             << id;
       }
     }

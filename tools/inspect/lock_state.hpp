@@ -21,8 +21,8 @@ struct RawLock {
   std::optional<std::string> token;                         // GET redisson_lock_token:{NAME}
   long long now_ms = 0;                                     // the server's TIME, epoch ms
   // Filled in a second round, from what the first one found:
-  std::map<std::string, long long> read_hold_ttls;  // PTTL of each read hold key
-  std::map<std::string, long long> subscribers;     // PUBSUB NUMSUB per channel
+  std::map<std::string, long long> read_hold_ttls;      // PTTL of each read hold key
+  std::map<std::string, long long> subscribers;         // PUBSUB NUMSUB per channel
   std::map<std::string, std::string> client_addresses;  // client id -> addr, from CLIENT LIST
 };
 
@@ -31,9 +31,9 @@ struct Holder {
   std::string client_id;  // empty when the field has no ':'
   std::string thread;
   long long count = 0;
-  bool writer = false;                      // a read-write lock's write hold
-  std::vector<long long> read_hold_ttls;    // a reader's holds, each one's PTTL (-2: key gone)
-  std::string address;                      // where that client connects from, when known
+  bool writer = false;                    // a read-write lock's write hold
+  std::vector<long long> read_hold_ttls;  // a reader's holds, each one's PTTL (-2: key gone)
+  std::string address;                    // where that client connects from, when known
 };
 
 struct Waiter {
@@ -57,7 +57,7 @@ struct LockState {
   std::vector<Waiter> queue;
   std::optional<std::string> token;
   std::vector<std::pair<std::string, long long>> channels;  // channel -> subscribers
-  std::string problem;  // why NAME is "not a lock"
+  std::string problem;                                      // why NAME is "not a lock"
 
   bool held() const { return !holders.empty(); }
 };

@@ -20,8 +20,8 @@ struct Options {
   std::chrono::milliseconds interval{1000};  // --watch: between refreshes
   std::optional<long> count;                 // --watch: refreshes, then exit (default: until interrupted)
   bool force_unlock = false;
-  bool yes = false;  // --force-unlock without asking
-  std::chrono::milliseconds timeout{3000};   // connect and command timeout
+  bool yes = false;                         // --force-unlock without asking
+  std::chrono::milliseconds timeout{3000};  // connect and command timeout
 };
 
 // Parses argv (without the program name). Throws std::invalid_argument with a

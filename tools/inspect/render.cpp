@@ -12,8 +12,8 @@ std::string json_ttls(const std::vector<long long>& ttls) {
 }
 
 std::string who(const std::string& client_id, const std::string& thread, const std::string& address) {
-  std::string out = client_id.empty() ? fmt::format("thread {}", thread)
-                                      : fmt::format("client {} thread {}", client_id, thread);
+  std::string out =
+      client_id.empty() ? fmt::format("thread {}", thread) : fmt::format("client {} thread {}", client_id, thread);
   if (!address.empty()) out += fmt::format(", connected from {}", address);
   return out;
 }
@@ -21,8 +21,10 @@ std::string who(const std::string& client_id, const std::string& thread, const s
 std::string summary(const LockState& state) {
   if (state.kind == "not a lock") return "not a lock: " + state.problem;
   if (state.kind == "none") return "not held";
-  std::string kind = state.kind == "rw" ? "read-write lock" : state.kind == "fair" ? "fair lock" :
-                     state.kind == "fenced" ? "fenced lock" : "lock";
+  std::string kind = state.kind == "rw"       ? "read-write lock"
+                     : state.kind == "fair"   ? "fair lock"
+                     : state.kind == "fenced" ? "fenced lock"
+                                              : "lock";
   if (!state.held()) return kind + ", not held";
   if (state.kind == "rw") return kind + ", held in " + state.mode + " mode";
   return kind + ", held";
@@ -34,11 +36,21 @@ std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (unsigned char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += fmt::format("\\u{:04x}", c);
@@ -148,8 +160,8 @@ std::string render_scan_text(const std::vector<LockState>& locks) {
   std::string out = fmt::format("{:<{}}  {:<6}  {:<7}  {}\n", "NAME", width, "KIND", "HOLDERS", "TTL");
   for (auto& lock : locks) {
     std::string kind = lock.kind == "rw" ? "rw/" + lock.mode : lock.kind;
-    out += fmt::format("{:<{}}  {:<6}  {:<7}  {}\n", lock.name, width, kind, lock.holders.size(),
-                       describe_ttl(lock.pttl));
+    out +=
+        fmt::format("{:<{}}  {:<6}  {:<7}  {}\n", lock.name, width, kind, lock.holders.size(), describe_ttl(lock.pttl));
   }
   return out;
 }

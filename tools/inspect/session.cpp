@@ -109,17 +109,19 @@ std::vector<detail::Reply> Session::run(std::vector<std::vector<std::string>> co
 
 LockState Session::read(const std::string& name) {
   auto keys = keys_of(name);
-  auto replies = run({
-      {"MULTI"},
-      {"TYPE", name},
-      {"HGETALL", name},
-      {"PTTL", name},
-      {"LRANGE", keys.queue, "0", "-1"},
-      {"ZRANGE", keys.deadlines, "0", "-1", "WITHSCORES"},
-      {"GET", keys.token},
-      {"TIME"},
-      {"EXEC"},
-  }, name);
+  auto replies = run(
+      {
+          {"MULTI"},
+          {"TYPE", name},
+          {"HGETALL", name},
+          {"PTTL", name},
+          {"LRANGE", keys.queue, "0", "-1"},
+          {"ZRANGE", keys.deadlines, "0", "-1", "WITHSCORES"},
+          {"GET", keys.token},
+          {"TIME"},
+          {"EXEC"},
+      },
+      name);
   const auto& exec = checked(replies.back(), "MULTI/EXEC");
   if (exec.elements.size() != 7) throw Error(errc::protocol_error, "warden-inspect: unexpected MULTI/EXEC reply");
   const auto& got = exec.elements;

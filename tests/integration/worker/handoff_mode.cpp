@@ -11,17 +11,17 @@
 #include <chrono>
 #include <iostream>
 
-#include "redis_probe.hpp"
 #include "../lock_by_kind.hpp"
+#include "redis_probe.hpp"
 #include "worker_modes.hpp"
 
 namespace warden::test {
 namespace {
 
 std::string now_ns() {
-  return std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::steady_clock::now().time_since_epoch())
-                            .count());
+  return std::to_string(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 int handoff(const std::vector<std::string>& args) {
