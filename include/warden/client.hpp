@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include <warden/config.hpp>
+#include <warden/count_down_latch.hpp>
 #include <warden/detail/duration.hpp>
 #include <warden/fair_lock.hpp>
 #include <warden/fenced_lock.hpp>
@@ -136,6 +137,11 @@ class WARDEN_API Client {
   /// A handle to the read-write lock `name` (its hash's Redis key).
   /// Throws errc::invalid_argument for an empty name.
   ReadWriteLock get_read_write_lock(std::string_view name);
+
+  /// A handle to the count-down latch `name` (its Redis key; see
+  /// CountDownLatch). Any name but the empty one (errc::invalid_argument):
+  /// its channel is the name in braces as it stands, Redisson's rule.
+  CountDownLatch get_count_down_latch(std::string_view name);
 
  private:
   friend struct detail::access;

@@ -6,6 +6,7 @@
 #include <warden/client.hpp>
 #include <warden/composite_lock.hpp>
 #include <warden/config.hpp>
+#include <warden/count_down_latch.hpp>
 #include <warden/error.hpp>
 #include <warden/fair_lock.hpp>
 #include <warden/fenced_lock.hpp>

@@ -8,6 +8,7 @@
 
 #include "api/access.hpp"
 #include "client/client_core.hpp"
+#include "lock/count_down_latch_core.hpp"
 #include "lock/fair_lock_core.hpp"
 #include "lock/fenced_lock_core.hpp"
 #include "lock/keys.hpp"
@@ -159,6 +160,14 @@ ReadWriteLock Client::get_read_write_lock(std::string_view name) {
   check_name(*core_, name);
   return ReadWriteLock(detail::access::make<Lock>(core_->lock_core<detail::ReadLockCore>("read", name)),
                        detail::access::make<Lock>(core_->lock_core<detail::WriteLockCore>("write", name)));
+}
+
+CountDownLatch Client::get_count_down_latch(std::string_view name) {
+  if (name.empty()) {
+    throw Error(errc::invalid_argument,
+                fmt::format("warden: {}: a count-down latch needs a name", core_->topology().label()));
+  }
+  return detail::access::make<CountDownLatch>(std::make_shared<detail::CountDownLatchCore>(core_, std::string(name)));
 }
 
 }  // namespace warden

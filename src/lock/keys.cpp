@@ -89,4 +89,14 @@ std::string rwlock_timeout_prefix(std::string_view name, std::string_view owner)
   return suffixed(name, suffix);
 }
 
+std::string latch_channel(std::string_view name) {
+  constexpr std::string_view prefix = "redisson_countdownlatch__channel__{";
+  std::string out;
+  out.reserve(prefix.size() + name.size() + 1);
+  out += prefix;
+  out += name;
+  out += '}';
+  return out;
+}
+
 }  // namespace warden::detail::keys

@@ -57,4 +57,9 @@ std::string rwlock_channel(std::string_view name);
 // hold n of that reader is "<prefix>:<n>".
 std::string rwlock_timeout_prefix(std::string_view name, std::string_view owner);
 
+// redisson_countdownlatch__channel__{name}: braces around the raw name as
+// they stand, whatever the name holds (Redisson's rule for latches, unlike
+// prefixed()), so the channel hashes to the slot of the name's own text.
+std::string latch_channel(std::string_view name);
+
 }  // namespace warden::detail::keys

@@ -27,6 +27,7 @@ const std::vector<Piece>& pieces() {
       {"settle_check", scripts::prelude::settle_check, "settled_count"},
       {"keep_hold", scripts::prelude::keep_hold, "keep_hold"},
       {"take_back", scripts::prelude::take_back, "take_back"},
+      {"latch_guard", scripts::prelude::latch_guard, "latch_refusal"},
   };
   return all;
 }
