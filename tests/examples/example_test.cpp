@@ -71,6 +71,20 @@ TEST(Examples, ClusterTakesLocksOnSeveralMastersAndWakesAWaiterThroughAShardChan
   EXPECT_GT(masters.size(), 1u);
 }
 
+TEST(Examples, CountDownLatchWaitsForThreeWorkersAndIsWokenByTheLast) {
+  RedisServer server;
+  auto run = run_program(WARDEN_EXAMPLE_COUNT_DOWN_LATCH, {server.url()}, 60s);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("waiting for 3 workers"), std::string::npos) << run.out;
+  std::smatch done;
+  ASSERT_TRUE(std::regex_search(run.out, done, std::regex(R"(all 3 workers done after (\d+) ms; count = 0)")))
+      << run.out;
+  // The last worker counts down after about 150 ms; the wait ends with it.
+  EXPECT_LT(std::stoi(done[1]), 5'000) << run.out;
+  RedisProbe probe(server);
+  EXPECT_FALSE(probe.exists("latch:nightly-batch"));
+}
+
 TEST(Examples, SentinelHoldsALockOnTheMasterTheSentinelsName) {
   RedisSentinelOptions options;
   options.sentinel_password = "sentinel-secret";
