@@ -219,6 +219,53 @@ TEST_F(InspectCli, ALockWrittenByRedissonAndKeysThatAreNotLocks) {
   EXPECT_TRUE(contains(none.out, "\"kind\":\"none\",\"key_type\":\"none\",\"held\":false")) << none.out;
 }
 
+// Keys written by raw commands in Redisson's layouts: a semaphore's or a
+// latch's counter (with a latch waiter of warden's parked on its channel),
+// and a permit-expirable semaphore's count and permits' ZSET (16-byte ids,
+// one expiring, one that never does).
+TEST_F(InspectCli, SemaphoresPermitExpirableSemaphoresAndLatches) {
+  probe.command({"SET", "inspect:gate", "2"});
+  auto waited = waiters.get_count_down_latch("inspect:gate").wait_for_async(20s);
+  ASSERT_TRUE(eventually([&] { return subscribers(probe, "redisson_countdownlatch__channel__{inspect:gate}") == 1; }));
+  auto gate = inspect({"inspect:gate"});
+  ASSERT_EQ(gate.exit_code, 0) << gate.err;
+  EXPECT_TRUE(contains(gate.out, "inspect:gate: semaphore or count-down latch (a string holding 2)")) << gate.out;
+  EXPECT_TRUE(contains(gate.out, "semaphore 2 permits available")) << gate.out;
+  EXPECT_TRUE(contains(gate.out, "latch     count 2")) << gate.out;
+  EXPECT_TRUE(contains(gate.out, "channel   redisson_sc:{inspect:gate}  0 subscribers")) << gate.out;
+  EXPECT_TRUE(contains(gate.out, "channel   redisson_countdownlatch__channel__{inspect:gate}  1 subscriber\n"))
+      << gate.out;
+  auto gate_json = inspect({"--json", "inspect:gate"});
+  EXPECT_TRUE(contains(gate_json.out, "\"kind\":\"counter\"")) << gate_json.out;
+  EXPECT_TRUE(contains(gate_json.out, "\"latch_count\":2")) << gate_json.out;
+  waiters.get_count_down_latch("inspect:gate").remove();
+  EXPECT_TRUE(waited.get());
+
+  auto time = probe.command({"TIME"});
+  long long now_ms = std::stoll(time.elements[0].str) * 1000 + std::stoll(time.elements[1].str) / 1000;
+  const std::string expiring(16, '\x5a');
+  const std::string forever = std::string(15, '\0') + "\x01";
+  probe.command({"SET", "inspect:pool", "3"});
+  probe.command({"ZADD", "{inspect:pool}:timeout", std::to_string(now_ms + 60'000), expiring});
+  probe.command({"ZADD", "{inspect:pool}:timeout", "922337203685477", forever});
+  auto pool = inspect({"inspect:pool"});
+  ASSERT_EQ(pool.exit_code, 0) << pool.err;
+  EXPECT_TRUE(contains(pool.out, "inspect:pool: permit-expirable semaphore, 3 permits available, 2 acquired"))
+      << pool.out;
+  EXPECT_TRUE(contains(pool.out, "permit    5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a  expires in 5")) << pool.out;
+  EXPECT_TRUE(contains(pool.out, "permit    00000000000000000000000000000001  never expires")) << pool.out;
+  auto pool_json = inspect({"--json", "inspect:pool"});
+  EXPECT_TRUE(contains(pool_json.out, "\"kind\":\"pes\"")) << pool_json.out;
+  EXPECT_TRUE(contains(pool_json.out, "{\"id\":\"00000000000000000000000000000001\"}")) << pool_json.out;
+
+  // A name with '{': the permits' ZSET is NAME:timeout (Redisson's suffixName).
+  probe.command({"ZADD", "pool{7}:timeout", std::to_string(now_ms + 60'000), expiring});
+  auto braced = inspect({"pool{7}"});
+  ASSERT_EQ(braced.exit_code, 0) << braced.err;
+  EXPECT_TRUE(contains(braced.out, "pool{7}: permit-expirable semaphore, 0 permits available, 1 acquired"))
+      << braced.out;
+}
+
 TEST_F(InspectCli, WatchRefreshesCountTimes) {
   holder.get_lock("inspect:watched").lock();
   auto run = inspect({"--json", "--watch", "--interval", "0.05", "--count", "3", "inspect:watched"});
@@ -332,7 +379,9 @@ TEST_F(InspectCli, TheHelpsAclLineIsEnoughToInspectEveryKind) {
   ASSERT_TRUE(eventually([&] { return probe.command({"LLEN", "redisson_lock_queue:{acl:fair}"}).integer == 1; }));
   ASSERT_TRUE(eventually([&] { return subscribers(probe, "redisson_rwlock:{acl:rw}") == 1; }));
 
-  for (auto name : {"acl:lock", "acl:fair", "acl:rw", "acl:fenced", "acl:free"}) {
+  probe.command({"SET", "acl:counter", "3"});
+  probe.command({"ZADD", "{acl:counter}:timeout", "922337203685477", "permit"});
+  for (auto name : {"acl:lock", "acl:fair", "acl:rw", "acl:fenced", "acl:free", "acl:counter"}) {
     auto run = as_user({"--json", name});
     EXPECT_EQ(run.exit_code, 0) << name << ": " << run.err;
   }

@@ -154,6 +154,81 @@ TEST(InspectState, KeysThatAreNotLocks) {
   EXPECT_FALSE(looks_like_lock({}));
 }
 
+TEST(InspectState, SynchronizerKeysFollowRedissonsNamingRules) {
+  auto plain = keys_of("jobs");
+  EXPECT_EQ(plain.semaphore_channel, "redisson_sc:{jobs}");
+  EXPECT_EQ(plain.permit_timeouts, "{jobs}:timeout");
+  EXPECT_EQ(plain.latch_channel, "redisson_countdownlatch__channel__{jobs}");
+  // Any '{' at all: the name as it stands (prefixName/suffixName), and the
+  // latch's channel braces it regardless.
+  auto braced = keys_of("a{");
+  EXPECT_EQ(braced.semaphore_channel, "redisson_sc:a{");
+  EXPECT_EQ(braced.permit_timeouts, "a{:timeout");
+  EXPECT_EQ(braced.latch_channel, "redisson_countdownlatch__channel__{a{}");
+}
+
+TEST(InspectState, ACounterIsShownAsASemaphoreAndALatch) {
+  RawLock raw;
+  raw.type = "string";
+  raw.value = "3";
+  raw.subscribers["redisson_countdownlatch__channel__{gate}"] = 2;
+  auto state = interpret("gate", raw);
+  EXPECT_EQ(state.kind, "counter");
+  ASSERT_TRUE(state.counter);
+  EXPECT_EQ(*state.counter, 3);
+  EXPECT_FALSE(state.held());
+  ASSERT_EQ(state.channels.size(), 2u);
+  EXPECT_EQ(state.channels[0], std::make_pair(std::string("redisson_sc:{gate}"), 0LL));
+  EXPECT_EQ(state.channels[1], std::make_pair(std::string("redisson_countdownlatch__channel__{gate}"), 2LL));
+  auto text = render_text(state);
+  EXPECT_NE(text.find("gate: semaphore or count-down latch (a string holding 3)"), std::string::npos) << text;
+  EXPECT_NE(text.find("semaphore 3 permits available"), std::string::npos) << text;
+  EXPECT_NE(text.find("latch     count 3"), std::string::npos) << text;
+  auto json = render_json(state);
+  EXPECT_NE(json.find("\"kind\":\"counter\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"available_permits\":3,\"latch_count\":3"), std::string::npos) << json;
+
+  raw.value = "many";
+  EXPECT_EQ(interpret("gate", raw).kind, "not a lock");
+  EXPECT_EQ(channels_to_count("gate", raw).size(), 2u);
+}
+
+TEST(InspectState, APermitExpirableSemaphoresPermitsWithTheirExpiries) {
+  RawLock raw;
+  raw.type = "string";
+  raw.value = "1";
+  raw.now_ms = 1'000'000;
+  raw.permits_type = "zset";
+  raw.permits = {{std::string("\x01\xab", 2), 1'004'000}, {std::string("\xff", 1), permit_never_expires}};
+  auto state = interpret("pool", raw);
+  EXPECT_EQ(state.kind, "pes");
+  EXPECT_EQ(*state.counter, 1);
+  ASSERT_EQ(state.permits.size(), 2u);
+  EXPECT_EQ(state.permits[0].id, "01ab");
+  EXPECT_EQ(*state.permits[0].expiry_ms, 1'004'000);
+  EXPECT_EQ(state.permits[0].expires_in_ms, 4'000);
+  EXPECT_EQ(state.permits[1].id, "ff");
+  EXPECT_FALSE(state.permits[1].expiry_ms);
+  ASSERT_EQ(state.channels.size(), 1u);
+  EXPECT_EQ(state.channels[0].first, "redisson_sc:{pool}");
+  auto text = render_text(state);
+  EXPECT_NE(text.find("pool: permit-expirable semaphore, 1 permit available, 2 acquired"), std::string::npos) << text;
+  EXPECT_NE(text.find("permit    01ab  expires in 4.00 s"), std::string::npos) << text;
+  EXPECT_NE(text.find("permit    ff  never expires"), std::string::npos) << text;
+  auto json = render_json(state);
+  EXPECT_NE(json.find("\"permits\":[{\"id\":\"01ab\",\"expiry_epoch_ms\":1004000,\"expires_in_ms\":4000},"
+                      "{\"id\":\"ff\"}]"),
+            std::string::npos)
+      << json;
+
+  // Every permit taken: the count's key is gone (missing = 0).
+  raw.type = "none";
+  raw.value.reset();
+  state = interpret("pool", raw);
+  EXPECT_EQ(state.kind, "pes");
+  EXPECT_EQ(*state.counter, 0);
+}
+
 TEST(InspectState, OwnerFieldsSplitAtTheirLastColon) {
   std::string client, thread;
   bool writer = false;

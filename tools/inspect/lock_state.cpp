@@ -19,6 +19,29 @@ long long count_of(const std::string& value) {
   }
 }
 
+bool is_number(const std::string& value) {
+  std::size_t digits = !value.empty() && value[0] == '-' ? 1 : 0;
+  return value.size() > digits && is_count(value.substr(digits));
+}
+
+// Redisson's RedissonObject.prefixName / suffixName.
+std::string prefix_name(const std::string& prefix, const std::string& name) {
+  return name.find('{') != std::string::npos ? prefix + ":" + name : prefix + ":{" + name + "}";
+}
+std::string suffix_name(const std::string& name, const std::string& suffix) {
+  return name.find('{') != std::string::npos ? name + ":" + suffix : "{" + name + "}:" + suffix;
+}
+
+std::string hex_of(const std::string& bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
 std::string address_of(const RawLock& raw, const std::string& client_id) {
   auto it = raw.client_addresses.find(client_id);
   return it == raw.client_addresses.end() ? std::string() : it->second;
@@ -38,6 +61,9 @@ LockKeys keys_of(const std::string& name) {
   keys.token = detail::keys::fenced_token(name);
   keys.lock_channel = detail::keys::lock_channel(name);
   keys.rw_channel = detail::keys::rwlock_channel(name);
+  keys.semaphore_channel = prefix_name("redisson_sc", name);
+  keys.permit_timeouts = suffix_name(name, "timeout");
+  keys.latch_channel = detail::keys::latch_channel(name);
   return keys;
 }
 
@@ -91,6 +117,9 @@ std::vector<std::string> channels_to_count(const std::string& name, const RawLoc
   for (auto& [field, value] : raw.fields) rw |= field == "mode";
   if (rw) {
     out.push_back(keys.rw_channel);
+  } else if (raw.type == "string" || raw.permits_type == "zset") {
+    out.push_back(keys.semaphore_channel);
+    if (raw.permits_type != "zset") out.push_back(keys.latch_channel);
   } else {
     out.push_back(keys.lock_channel);
   }
@@ -114,8 +143,19 @@ LockState interpret(const std::string& name, const RawLock& raw) {
     }
   }
   bool fair = !raw.queue.empty() || !raw.deadlines.empty();
-  if (raw.type == "none") {
+  bool pes = raw.permits_type == "zset" &&
+             (raw.type == "none" || (raw.type == "string" && raw.value && is_number(*raw.value)));
+  if (pes) {
+    state.kind = "pes";
+    state.counter = raw.value ? count_of(*raw.value) : 0;  // missing: no permits available
+  } else if (raw.type == "string" && raw.value && is_number(*raw.value)) {
+    state.kind = "counter";
+    state.counter = std::stoll(*raw.value);
+  } else if (raw.type == "none") {
     state.kind = fair ? "fair" : raw.token ? "fenced" : "none";
+  } else if (raw.type == "string") {
+    state.kind = "not a lock";
+    state.problem = "the key is a string that is not a number: neither a lock nor a semaphore or latch";
   } else if (raw.type != "hash") {
     state.kind = "not a lock";
     state.problem = "the key is a " + raw.type + ", not a lock's hash";
@@ -126,6 +166,18 @@ LockState interpret(const std::string& name, const RawLock& raw) {
     state.kind = "rw";
   } else {
     state.kind = fair ? "fair" : raw.token ? "fenced" : "lock";
+  }
+
+  if (pes) {
+    for (auto& [member, score] : raw.permits) {
+      Permit permit;
+      permit.id = hex_of(member);
+      if (score < permit_never_expires) {
+        permit.expiry_ms = score;
+        permit.expires_in_ms = score - raw.now_ms;
+      }
+      state.permits.push_back(std::move(permit));
+    }
   }
 
   if (state.kind != "not a lock") {
@@ -166,10 +218,17 @@ LockState interpret(const std::string& name, const RawLock& raw) {
     state.queue.push_back(std::move(waiter));
   }
 
+  auto count_channel = [&](const std::string& channel) {
+    auto it = raw.subscribers.find(channel);
+    state.channels.emplace_back(channel, it == raw.subscribers.end() ? 0 : it->second);
+  };
+  if (state.kind == "counter" || state.kind == "pes") {
+    count_channel(keys.semaphore_channel);
+    if (state.kind == "counter") count_channel(keys.latch_channel);
+    return state;
+  }
   // The lock's own channel; a fair lock's per-waiter channels are in the queue.
-  const std::string& channel = has_mode ? keys.rw_channel : keys.lock_channel;
-  auto it = raw.subscribers.find(channel);
-  state.channels.emplace_back(channel, it == raw.subscribers.end() ? 0 : it->second);
+  count_channel(has_mode ? keys.rw_channel : keys.lock_channel);
   return state;
 }
 

@@ -19,6 +19,9 @@ struct RawLock {
   std::vector<std::string> queue;                           // LRANGE redisson_lock_queue:{NAME} 0 -1
   std::map<std::string, long long> deadlines;               // ZRANGE redisson_lock_timeout:{NAME} WITHSCORES
   std::optional<std::string> token;                         // GET redisson_lock_token:{NAME}
+  std::optional<std::string> value;                         // GET NAME (a string: a semaphore's or latch's count)
+  std::string permits_type = "none";                        // TYPE of the permits' ZSET ({NAME}:timeout)
+  std::vector<std::pair<std::string, long long>> permits;   // its members (raw bytes) and scores, in order
   long long now_ms = 0;                                     // the server's TIME, epoch ms
   // Filled in a second round, from what the first one found:
   std::map<std::string, long long> read_hold_ttls;      // PTTL of each read hold key
@@ -47,9 +50,23 @@ struct Waiter {
   std::string address;
 };
 
+// One permit of a permit-expirable semaphore.
+struct Permit {
+  std::string id;                      // its 16 bytes in hex, as Redisson shows permit ids
+  std::optional<long long> expiry_ms;  // epoch ms; none: a permit that does not expire
+  long long expires_in_ms = 0;         // relative to the server's clock
+};
+
+// Redisson's score of a permit that does not expire.
+constexpr long long permit_never_expires = 922337203685477LL;
+
 struct LockState {
   std::string name;
-  std::string kind;      // "none", "lock", "fair", "rw", "fenced", "not a lock"
+  // "none", "lock", "fair", "rw", "fenced", "counter" (a string holding a
+  // number: a semaphore's available permits or a count-down latch's count;
+  // the layout alone does not tell which), "pes" (a permit-expirable
+  // semaphore: its permits' ZSET exists), "not a lock"
+  std::string kind;
   std::string key_type;  // TYPE of NAME
   std::string mode;      // rw: "read" / "write"
   long long pttl = -2;
@@ -58,6 +75,8 @@ struct LockState {
   std::optional<std::string> token;
   std::vector<std::pair<std::string, long long>> channels;  // channel -> subscribers
   std::string problem;                                      // why NAME is "not a lock"
+  std::optional<long long> counter;                         // counter, pes: the number NAME holds (pes: missing = 0)
+  std::vector<Permit> permits;                              // pes: the acquired permits, earliest expiry first
 
   bool held() const { return !holders.empty(); }
 };
@@ -65,6 +84,11 @@ struct LockState {
 // Key names of a lock, as warden and Redisson write them.
 struct LockKeys {
   std::string name, queue, deadlines, token, lock_channel, rw_channel;
+  // Semaphores and latches name their keys by Redisson's own rule (prefixName
+  // and suffixName: the name as it stands when it contains '{' at all):
+  // redisson_sc:{NAME}, {NAME}:timeout, and the latch's channel, the name in
+  // braces whatever it holds.
+  std::string semaphore_channel, permit_timeouts, latch_channel;
   // A read hold's key: "{NAME}:<owner>:rwlock_timeout:<n>".
   std::string read_hold(const std::string& owner, long long n) const;
   // A fair lock waiter's wake-up channel: "redisson_lock__channel:{NAME}:<waiter>".

@@ -128,6 +128,14 @@ DESCRIPTION
                  ReadWriteLock: its hash has a "mode" field), fenced (a
                  FencedLock: it has a token counter), or none when nothing
                  is held. A key that is not a lock is shown as "not a lock".
+                 Synchronizers: counter (NAME is a string holding a number:
+                 a Semaphore's available permits or a CountDownLatch's
+                 count; the layout does not tell which, so both are shown),
+                 pes (a PermitExpirableSemaphore: its permits' ZSET
+                 {NAME}:timeout exists, or NAME:timeout when NAME holds a
+                 '{').
+       permits   a pes's available permits, and each acquired permit's id
+                 (16 bytes in hex) with the time left until it expires.
        holders   each owner field ("<client id>:<thread id>", ":write" for
                  a read-write lock's writer) with its hold count; for warden
                  clients, the address the client connects from (their
@@ -139,7 +147,9 @@ DESCRIPTION
                  its wake-up channel.
        token     a fenced lock's last fencing token.
        channels  how many connections wait on the lock's channel
-                 (PUBSUB NUMSUB): clients parked until it is released.
+                 (PUBSUB NUMSUB): clients parked until it is released. For
+                 a counter, both redisson_sc:{NAME} (semaphore waiters) and
+                 redisson_countdownlatch__channel__{NAME} (latch waiters).
 
 OPTIONS
        --url URL

@@ -21,6 +21,13 @@ std::string who(const std::string& client_id, const std::string& thread, const s
 std::string summary(const LockState& state) {
   if (state.kind == "not a lock") return "not a lock: " + state.problem;
   if (state.kind == "none") return "not held";
+  if (state.kind == "counter") {
+    return "semaphore or count-down latch (a string holding " + std::to_string(*state.counter) + ")";
+  }
+  if (state.kind == "pes") {
+    return fmt::format("permit-expirable semaphore, {} permit{} available, {} acquired", *state.counter,
+                       *state.counter == 1 ? "" : "s", state.permits.size());
+  }
   std::string kind = state.kind == "rw"       ? "read-write lock"
                      : state.kind == "fair"   ? "fair lock"
                      : state.kind == "fenced" ? "fenced lock"
@@ -72,6 +79,20 @@ std::string describe_ttl(long long pttl_ms) {
 std::string render_text(const LockState& state) {
   std::string out = fmt::format("{}: {}\n", state.name, summary(state));
   if (state.kind == "not a lock") return out;
+  if (state.kind == "counter") {
+    out += fmt::format("  semaphore {} permit{} available\n", *state.counter, *state.counter == 1 ? "" : "s");
+    out += fmt::format("  latch     count {}\n", *state.counter);
+  }
+  if (state.kind == "pes") {
+    for (auto& permit : state.permits) {
+      std::string expiry = "never expires";
+      if (permit.expiry_ms) {
+        expiry = permit.expires_in_ms > 0 ? fmt::format("expires in {}", describe_ttl(permit.expires_in_ms))
+                                          : "expired (reclaimed by the next call)";
+      }
+      out += fmt::format("  permit    {}  {}\n", permit.id, expiry);
+    }
+  }
   if (state.pttl != -2) out += fmt::format("  ttl       {}\n", describe_ttl(state.pttl));
   for (auto& holder : state.holders) {
     std::string what = holder.writer ? "writer" : state.kind == "rw" ? "reader" : "holder";
@@ -111,6 +132,24 @@ std::string render_json(const LockState& state) {
   out += ",\"held\":" + std::string(state.held() ? "true" : "false");
   if (!state.problem.empty()) out += ",\"problem\":" + json_string(state.problem);
   if (!state.mode.empty()) out += ",\"mode\":" + json_string(state.mode);
+  if (state.counter) {
+    out += ",\"available_permits\":" + std::to_string(*state.counter);
+    if (state.kind == "counter") out += ",\"latch_count\":" + std::to_string(*state.counter);
+  }
+  if (state.kind == "pes") {
+    out += ",\"permits\":[";
+    for (std::size_t i = 0; i < state.permits.size(); ++i) {
+      auto& permit = state.permits[i];
+      out += i ? ",{" : "{";
+      out += "\"id\":" + json_string(permit.id);
+      if (permit.expiry_ms) {
+        out += ",\"expiry_epoch_ms\":" + std::to_string(*permit.expiry_ms);
+        out += ",\"expires_in_ms\":" + std::to_string(permit.expires_in_ms);
+      }
+      out += "}";
+    }
+    out += "]";
+  }
   out += ",\"pttl_ms\":" + std::to_string(state.pttl);
   out += ",\"holders\":[";
   for (std::size_t i = 0; i < state.holders.size(); ++i) {

@@ -119,11 +119,12 @@ LockState Session::read(const std::string& name) {
           {"ZRANGE", keys.deadlines, "0", "-1", "WITHSCORES"},
           {"GET", keys.token},
           {"TIME"},
+          {"GET", name},
           {"EXEC"},
       },
       name);
   const auto& exec = checked(replies.back(), "MULTI/EXEC");
-  if (exec.elements.size() != 7) throw Error(errc::protocol_error, "warden-inspect: unexpected MULTI/EXEC reply");
+  if (exec.elements.size() != 8) throw Error(errc::protocol_error, "warden-inspect: unexpected MULTI/EXEC reply");
   const auto& got = exec.elements;
   RawLock raw;
   raw.type = checked(got[0], "TYPE").str;
@@ -143,6 +144,18 @@ LockState Session::read(const std::string& name) {
   const auto& time = checked(got[6], "TIME");
   if (time.elements.size() == 2) {
     raw.now_ms = number_of(time.elements[0].str) * 1000 + number_of(time.elements[1].str) / 1000;
+  }
+  // GET of a key that is not a string is an error reply: no value.
+  if (raw.type == "string" && got[7].type == detail::Reply::kind::string) raw.value = got[7].str;
+  // A permit-expirable semaphore's permits: {NAME}:timeout, or NAME:timeout
+  // for a name with '{' (Redisson's suffixName), which on a cluster may hash
+  // to another slot than NAME: read on its own, routed by itself.
+  auto permits = run({{"TYPE", keys.permit_timeouts}, {"ZRANGE", keys.permit_timeouts, "0", "-1", "WITHSCORES"}},
+                     keys.permit_timeouts);
+  raw.permits_type = checked(permits[0], "TYPE").str;
+  if (raw.permits_type == "zset" && !permits[1].is_error()) {
+    auto flat = strings_of(permits[1]);
+    for (std::size_t i = 0; i + 1 < flat.size(); i += 2) raw.permits.emplace_back(flat[i], number_of(flat[i + 1]));
   }
 
   std::vector<std::vector<std::string>> second;
