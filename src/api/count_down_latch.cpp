@@ -64,7 +64,8 @@ void count_down(const core_ptr& core, sink<none> out) {
 
 void count_of(const core_ptr& core, sink<std::int64_t> out) {
   run<std::int64_t>(
-      core, "count", std::nullopt, [](CountDownLatchCore& latch, CountDownLatchCore::done_fn done) { latch.count(done); },
+      core, "count", std::nullopt,
+      [](CountDownLatchCore& latch, CountDownLatchCore::done_fn done) { latch.count(done); },
       [](std::int64_t value) { return value; }, std::move(out));
 }
 

@@ -46,17 +46,16 @@ void CountDownLatchCore::run_write(const Script& script, const char* publish_mes
         // The channel lives in another slot: tell it now, then answer. A
         // failure here is logged; the write itself took effect.
         auto& client = *self->client_;
-        client.send(Command{client.topology().publish_command(), self->channel_.view(), publish_message},
-                    self->channel_.view(), clock::now() + client.config().command_timeout, true,
-                    [self, value, done](Response&& published) {
-                      if (!published.ok()) {
-                        self->client_->log(log_level::warning,
-                                           self->message("the channel could not be told: " +
-                                                         (published.error ? describe_error(published)
-                                                                          : published.reply.str)));
-                      }
-                      done({}, value, {});
-                    });
+        client.send(
+            Command{client.topology().publish_command(), self->channel_.view(), publish_message}, self->channel_.view(),
+            clock::now() + client.config().command_timeout, true, [self, value, done](Response&& published) {
+              if (!published.ok()) {
+                self->client_->log(log_level::warning,
+                                   self->message("the channel could not be told: " +
+                                                 (published.error ? describe_error(published) : published.reply.str)));
+              }
+              done({}, value, {});
+            });
       },
       replica_wait::keep);
 }

@@ -286,7 +286,10 @@ TEST(CountDownLatch, ReplicaSyncWaitsForTheReplicaOnEveryWrite) {
   RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
   RedisProbe probe(master);
   ASSERT_TRUE(eventually(
-      [&] { return probe.command({"INFO", "replication"}).str.find("state=online") != std::string::npos; }, 10s));
+      [&] {
+        return probe.command({"INFO", "replication"}).str.find("state=online") != std::string::npos;
+      },
+      10s));
   Config config = fast_config(master);
   config.replica_sync.mode = replica_sync_mode::all_known;
   Client client(config);
@@ -352,8 +355,8 @@ TEST_P(CountDownLatchCluster, WaitersOnAnotherClientAreReleasedWhateverBracesThe
     // The recorder's subscription and the waiting Client's one.
     ASSERT_TRUE(eventually([&] {
       return (sharded ? shard_subscribers(channel_master, channel) : subscribers(channel_master, channel)) == 2;
-    })) << "key slot " << keys::slot(name) << " on " << key_node << ", channel slot " << keys::slot(channel) << " on "
-        << channel_node;
+    })) << "key slot "
+        << keys::slot(name) << " on " << key_node << ", channel slot " << keys::slot(channel) << " on " << channel_node;
     latch.count_down();
     EXPECT_EQ(waited.wait_for(200ms), std::future_status::timeout);
     auto started = steady::now();
