@@ -191,6 +191,21 @@ TEST(CountDownLatch, ACancelledWaitEndsWithErrcCancelledAndLeavesNoSubscription)
   EXPECT_EQ(error_of([&] { latch.wait(source.token()); }), errc::cancelled);
 }
 
+TEST(CountDownLatch, AWaitEndsWithErrcShutDownWhenItsClientCloses) {
+  RedisServer server;
+  RedisProbe probe(server);
+  auto client = std::make_unique<Client>(fast_config(server));
+  CountDownLatch latch = client->get_count_down_latch("closing");
+  ASSERT_TRUE(latch.try_set_count(1));
+  auto waited = latch.wait_async();
+  ASSERT_TRUE(eventually([&] { return subscribers(probe, channel_of("closing")) == 1; }));
+  client->close();
+  ASSERT_EQ(waited.wait_for(2s), std::future_status::ready);
+  EXPECT_EQ(error_of([&] { waited.get(); }), errc::shut_down);
+  EXPECT_EQ(error_of([&] { latch.count_down(); }), errc::shut_down);
+  EXPECT_EQ(probe.get("closing"), "1");
+}
+
 TEST(CountDownLatch, DeleteOpensTheLatchForItsWaiters) {
   RedisServer server;
   Client client(fast_config(server));
