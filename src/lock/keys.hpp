@@ -57,9 +57,10 @@ std::string rwlock_channel(std::string_view name);
 // hold n of that reader is "<prefix>:<n>".
 std::string rwlock_timeout_prefix(std::string_view name, std::string_view owner);
 
-// redisson_countdownlatch__channel__{name}: braces around the raw name as
-// they stand, whatever the name holds (Redisson's rule for latches, unlike
-// prefixed()), so the channel hashes to the slot of the name's own text.
+// redisson_countdownlatch__channel__{name}: braces around the raw name
+// whatever it holds (Redisson's rule for latches, unlike prefixed()). For a
+// name without braces the channel shares the name's cluster slot; for one
+// with braces or a '}' of its own it usually does not.
 std::string latch_channel(std::string_view name);
 
 }  // namespace warden::detail::keys
