@@ -15,6 +15,7 @@
 #include <warden/fenced_lock.hpp>
 #include <warden/lock.hpp>
 #include <warden/read_write_lock.hpp>
+#include <warden/semaphore.hpp>
 #include <warden/spin_lock.hpp>
 
 namespace warden {
@@ -136,6 +137,13 @@ class WARDEN_API Client {
   /// A handle to the read-write lock `name` (its hash's Redis key).
   /// Throws errc::invalid_argument for an empty name.
   ReadWriteLock get_read_write_lock(std::string_view name);
+
+  /// A handle to the counting semaphore `name` (its Redis key holds the free
+  /// permits; see Semaphore). Throws errc::invalid_argument for an empty
+  /// name, for a name get_lock() refuses, and for a name that contains '{'
+  /// without a non-empty {hash tag} ("a{", "x{}y"): Redisson's channel name
+  /// for it would lie in another cluster slot.
+  Semaphore get_semaphore(std::string_view name);
 
  private:
   friend struct detail::access;

@@ -16,6 +16,7 @@
 #include <warden/observer.hpp>
 #include <warden/read_write_lock.hpp>
 #include <warden/red_lock.hpp>
+#include <warden/semaphore.hpp>
 #include <warden/spin_lock.hpp>
 #include <warden/thread_id.hpp>
 #include <warden/version.hpp>

@@ -13,6 +13,8 @@
 #include "lock/keys.hpp"
 #include "lock/lock_core.hpp"
 #include "lock/read_write_lock_core.hpp"
+#include "lock/semaphore_core.hpp"
+#include "lock/semaphore_keys.hpp"
 #include "lock/spin_delays.hpp"
 #include "lock/spin_lock_core.hpp"
 
@@ -159,6 +161,16 @@ ReadWriteLock Client::get_read_write_lock(std::string_view name) {
   check_name(*core_, name);
   return ReadWriteLock(detail::access::make<Lock>(core_->lock_core<detail::ReadLockCore>("read", name)),
                        detail::access::make<Lock>(core_->lock_core<detail::WriteLockCore>("write", name)));
+}
+
+Semaphore Client::get_semaphore(std::string_view name) {
+  auto refuse = [&](const std::string& problem) {
+    throw Error(errc::invalid_argument,
+                fmt::format("warden: semaphore '{}' on {}: {}", name, core_->topology().describe(name), problem));
+  };
+  if (name.empty()) refuse("a semaphore name must not be empty");
+  if (auto problem = detail::keys::semaphore_name_problem(name)) refuse(*problem);
+  return detail::access::make<Semaphore>(std::make_shared<detail::SemaphoreCore>(core_, std::string(name)));
 }
 
 }  // namespace warden

@@ -27,6 +27,7 @@ const std::vector<Piece>& pieces() {
       {"settle_check", scripts::prelude::settle_check, "settled_count"},
       {"keep_hold", scripts::prelude::keep_hold, "keep_hold"},
       {"take_back", scripts::prelude::take_back, "take_back"},
+      {"count_guard", scripts::prelude::count_guard, "count_refusal"},
   };
   return all;
 }
@@ -112,6 +113,11 @@ TEST(LuaPrelude, TheScriptsThatShareCodeUseThePrelude) {
       {&scripts::fair_resolve_acquire, {"settle_check", "keep_hold", "take_back"}},
       {&scripts::rwlock_read_resolve, {"settle_check", "keep_hold"}},
       {&scripts::rwlock_write_resolve, {"settle_check", "keep_hold"}},
+      {&scripts::semaphore_acquire, {"cancel_check", "count_guard"}},
+      {&scripts::semaphore_settle, {"count_guard"}},
+      {&scripts::semaphore_release, {"count_guard"}},
+      {&scripts::semaphore_set, {"count_guard"}},
+      {&scripts::semaphore_read, {"count_guard"}},
   };
   for (const auto& [script, uses] : wanted) {
     const scripts::Assembly* found = nullptr;

@@ -1,0 +1,270 @@
+// One wait for a Semaphore's permits (SemaphoreCore::acquire): the I/O of the
+// decisions PermitWaitMachine makes. It keeps only its handles to the I/O
+// (the waiter, the timer, the attempt being settled).
+//
+// Every try carries an attempt id: a try that takes permits leaves a mark
+// under it for a while, so that a try whose reply was lost can be settled
+// (semaphore_settle.lua) as taken (kept, or given back when the caller has
+// gone) or not taken (and then refused should it still arrive).
+#include <fmt/format.h>
+
+#include <warden/error.hpp>
+
+#include "base/cancel_state.hpp"
+#include "lock/keys.hpp"
+#include "lock/lock_host.hpp"
+#include "lock/lock_random.hpp"
+#include "lock/permit_wait_machine.hpp"
+#include "lock/semaphore_core.hpp"
+#include "lock/semaphore_wake_policy.hpp"
+#include "warden_scripts.hpp"
+
+namespace warden::detail {
+namespace {
+
+using machine = PermitWaitMachine;
+
+clock::time_point bound_of(clock::time_point now, std::optional<std::chrono::milliseconds> wait) {
+  if (!wait) return clock::time_point::max();
+  if (*wait > std::chrono::duration_cast<std::chrono::milliseconds>(clock::time_point::max() - now)) {
+    return clock::time_point::max();
+  }
+  return now + *wait;
+}
+
+class SemaphoreAcquireOp final : public std::enable_shared_from_this<SemaphoreAcquireOp>,
+                                 public ChannelListener,
+                                 private Timer,
+                                 private ShutdownHook {
+ public:
+  SemaphoreAcquireOp(std::shared_ptr<SemaphoreCore> semaphore, long long permits,
+                     std::optional<std::chrono::milliseconds> wait, cancel_token cancel,
+                     SemaphoreCore::acquire_done done)
+      : semaphore_(std::move(semaphore)),
+        done_(std::move(done)),
+        cancel_(std::move(cancel)),
+        machine_(bound_of(clock::now(), wait)),
+        permits_(permits) {}
+
+  void start() {
+    auto& state = cancel_access::state(cancel_);
+    if (state && !state->cancelled()) {
+      std::weak_ptr<SemaphoreAcquireOp> weak = shared_from_this();
+      LockHost* client = &this->client();
+      cancel_handle_ = state->add([weak, client] {
+        client->post([weak] {
+          if (auto self = weak.lock()) self->feed(machine::cancelled{});
+        });
+      });
+    }
+    auto node = client().topology().node_for(channel());
+    bool subscribed = node && node->subscribed(channel());
+    feed(machine::started{clock::now(), state && state->cancelled(), subscribed});
+  }
+
+ private:
+  LockHost& client() const { return semaphore_->client(); }
+  std::string_view channel() const { return semaphore_->channel(); }
+  std::chrono::milliseconds mark_ttl() const {
+    auto& config = client().config();
+    return config.command_timeout * (config.retry_attempts + 2);
+  }
+  clock::time_point command_deadline(clock::time_point now) const {
+    auto deadline = now + client().config().command_timeout;
+    auto bound = machine_.bound();
+    // A bounded wait's commands end with it, plus one command's time.
+    if (bound != clock::time_point::max() && bound + client().config().command_timeout < deadline) {
+      return bound + client().config().command_timeout;
+    }
+    return deadline;
+  }
+
+  void feed(const machine::event& happened) {
+    auto todo = machine_.on(happened);
+    for (const auto& action : todo) {
+      std::visit([this](const auto& step) { perform(step); }, action);
+    }
+  }
+
+  void perform(const machine::join&) {
+    auto self = shared_from_this();
+    track_shutdown();
+    leave_waiters(false);
+    node_ = client().topology().node_for(channel());
+    // No node serves the slot now (a cluster mid-failover): count the
+    // subscription as ready, so the re-try (routed afresh) decides.
+    if (!node_) return feed(machine::ready{clock::now()});
+    waiter_ = node_->pubsub().join(semaphore_->channel_text(), *this, semaphore_wake_policy());
+    if (machine_.finished()) leave_waiters(false);
+  }
+
+  void perform(const machine::leave& step) { leave_waiters(step.pass_wake); }
+
+  void perform(const machine::send_try& step) {
+    attempt_ = random_request_id();
+    auto self = shared_from_this();
+    client().run_script(
+        scripts::semaphore_acquire, {semaphore_->name_string(), keys::acquire_cancel(semaphore_->name(), attempt_)},
+        {"", "", std::to_string(permits_), std::to_string(mark_ttl().count())}, command_deadline(step.sent), false,
+        [self](Response&& response) { self->on_try(std::move(response)); }, replica_wait::hold);
+  }
+
+  void on_try(Response&& response) {
+    auto self = shared_from_this();
+    machine::answered answer;
+    answer.now = clock::now();
+    if (response.outcome_unknown()) {
+      answer.kind = machine::answer::lost;
+      answer.error = response.error;
+      return feed(answer);
+    }
+    if (response.error) {
+      failure_ = response.not_run ? fmt::format("acquire was not run in time: {}", response.reply.str)
+                                  : fmt::format("acquire failed: {}", describe_error(response));
+      answer.kind = machine::answer::failed;
+      answer.error = response.error;
+      return feed(answer);
+    }
+    if (auto problem = reply_problem(response.reply, {Reply::kind::integer})) {
+      failure_ = fmt::format("acquire failed: {}", describe_problem(response.reply, {Reply::kind::integer}));
+      answer.kind = machine::answer::failed;
+      answer.error = problem;
+      return feed(answer);
+    }
+    bool taken = response.reply.integer == 1;
+    if (taken && !response.replica_shortfall.empty()) {
+      failure_ = fmt::format("acquired, but {}; the permits were given back", response.replica_shortfall);
+      answer.kind = machine::answer::taken_short;
+      answer.error = make_error_code(errc::replica_sync_failed);
+      return feed(answer);
+    }
+    answer.kind = taken ? machine::answer::taken : machine::answer::refused;
+    feed(answer);
+  }
+
+  void perform(const machine::settle& step) {
+    auto self = shared_from_this();
+    client().run_script(
+        scripts::semaphore_settle,
+        {semaphore_->name_string(), std::string(channel()), keys::acquire_cancel(semaphore_->name(), attempt_)},
+        {"", "", semaphore_->publish_command(), "", std::to_string(permits_), step.keep ? "1" : "0",
+         std::to_string(mark_ttl().count())},
+        clock::now() + client().config().command_timeout * (client().config().retry_attempts + 1), true,
+        [self](Response&& response) {
+          machine::settled settled;
+          settled.now = clock::now();
+          if (response.ok() && response.reply.is_integer()) {
+            settled.kind = response.reply.integer == 1 ? machine::settle_answer::taken
+                                                       : machine::settle_answer::not_taken;
+          } else {
+            settled.kind = machine::settle_answer::failed;
+            settled.error = response.error ? response.error : make_error_code(errc::server_error);
+            self->failure_ = fmt::format(
+                "acquire's reply was lost, and asking whether it took its permits failed ({}); if it did, they "
+                "stay taken",
+                response.error ? describe_error(response) : response.reply.str);
+          }
+          self->feed(settled);
+        },
+        replica_wait::keep);
+  }
+
+  void perform(const machine::give_back&) {
+    auto self = shared_from_this();
+    semaphore_->release(permits_, [self](std::error_code error, long long, const std::string& message) {
+      if (error) self->client().log(log_level::warning, message);
+      self->feed(machine::given_back{});
+    });
+  }
+
+  void perform(const machine::park&) {
+    // The channel's slot is served elsewhere now (a failover, a resharding):
+    // releases are published there.
+    if (node_ && client().topology().node_for(channel()) != node_) return feed(machine::node_moved{});
+    if (waiter_ == 0) return;  // no node to wait on: the timer (if any) re-tries
+    if (node_->pubsub().park(channel(), waiter_)) feed(machine::woken{clock::now(), machine::cause::message});
+  }
+
+  void perform(const machine::arm_timer& step) {
+    if (machine_.finished()) return;
+    track_shutdown();
+    client().loop().schedule(*this, step.at);
+  }
+
+  void perform(const machine::disarm&) { client().loop().cancel(static_cast<Timer&>(*this)); }
+
+  void perform(const machine::finish& step) {
+    auto keep = std::move(keep_alive_);
+    client().loop().cancel(static_cast<Timer&>(*this));
+    if (auto& state = cancel_access::state(cancel_)) state->remove(cancel_handle_);
+    leave_waiters(false);
+    client().untrack(static_cast<ShutdownHook&>(*this));
+    std::string text;
+    if (step.result == machine::outcome::failed) {
+      if (step.error == errc::cancelled) {
+        text = semaphore_->message("the wait was cancelled");
+      } else if (step.error == errc::shut_down) {
+        text = semaphore_->message("the client shut down");
+      } else {
+        text = semaphore_->message(failure_.empty() ? step.error.message() : failure_);
+      }
+    }
+    auto done = std::move(done_);
+    if (done) done(step.error, step.result == machine::outcome::acquired, text);
+  }
+
+  void leave_waiters(bool pass_wake) {
+    if (waiter_ != 0) node_->pubsub().leave(channel(), waiter_, pass_wake);
+    waiter_ = 0;
+  }
+
+  // While it may wait with nothing in flight, the client's list and the
+  // loop's timer point at it: it keeps itself alive, and shutdown fails it.
+  void track_shutdown() {
+    if (machine_.finished() || tracked()) return;
+    keep_alive_ = shared_from_this();
+    client().track(*this);
+  }
+
+  void on_shutdown() override {
+    auto self = shared_from_this();
+    feed(machine::shut_down{});
+  }
+  void on_ready() override {
+    auto self = shared_from_this();
+    feed(machine::ready{clock::now()});
+  }
+  void on_wake(wake_cause why) override {
+    auto self = shared_from_this();
+    auto cause = why == wake_cause::message     ? machine::cause::message
+                 : why == wake_cause::reconnect ? machine::cause::reconnect
+                                                : machine::cause::timer;
+    feed(machine::woken{clock::now(), cause});
+  }
+  void on_timer() override {
+    auto self = shared_from_this();
+    feed(machine::timer_fired{clock::now()});
+  }
+
+  std::shared_ptr<SemaphoreCore> semaphore_;
+  std::shared_ptr<ServerLinks> node_;  // where it joined the waiters; null while it has not
+  std::shared_ptr<SemaphoreAcquireOp> keep_alive_;
+  SemaphoreCore::acquire_done done_;
+  cancel_token cancel_;
+  machine machine_;
+  long long permits_;
+  std::string attempt_;
+  std::string failure_;  // why it failed, in words
+  std::uint64_t cancel_handle_ = 0;
+  std::uint64_t waiter_ = 0;
+};
+
+}  // namespace
+
+void SemaphoreCore::acquire(long long permits, std::optional<milliseconds> wait, cancel_token cancel,
+                            acquire_done done) {
+  std::make_shared<SemaphoreAcquireOp>(shared_from_this(), permits, wait, std::move(cancel), std::move(done))
+      ->start();
+}
+
+}  // namespace warden::detail
