@@ -14,6 +14,7 @@
 #include <warden/fair_lock.hpp>
 #include <warden/fenced_lock.hpp>
 #include <warden/lock.hpp>
+#include <warden/permit_expirable_semaphore.hpp>
 #include <warden/read_write_lock.hpp>
 #include <warden/semaphore.hpp>
 #include <warden/spin_lock.hpp>
@@ -144,6 +145,11 @@ class WARDEN_API Client {
   /// without a non-empty {hash tag} ("a{", "x{}y"): Redisson's channel name
   /// for it would lie in another cluster slot.
   Semaphore get_semaphore(std::string_view name);
+
+  /// A handle to the permit-expirable semaphore `name` (its Redis key holds
+  /// the free permits, `{name}:timeout` the permits held; see
+  /// PermitExpirableSemaphore). Throws as get_semaphore().
+  PermitExpirableSemaphore get_permit_expirable_semaphore(std::string_view name);
 
  private:
   friend struct detail::access;

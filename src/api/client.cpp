@@ -12,6 +12,7 @@
 #include "lock/fenced_lock_core.hpp"
 #include "lock/keys.hpp"
 #include "lock/lock_core.hpp"
+#include "lock/permit_semaphore_core.hpp"
 #include "lock/read_write_lock_core.hpp"
 #include "lock/semaphore_core.hpp"
 #include "lock/semaphore_keys.hpp"
@@ -171,6 +172,17 @@ Semaphore Client::get_semaphore(std::string_view name) {
   if (name.empty()) refuse("a semaphore name must not be empty");
   if (auto problem = detail::keys::semaphore_name_problem(name)) refuse(*problem);
   return detail::access::make<Semaphore>(std::make_shared<detail::SemaphoreCore>(core_, std::string(name)));
+}
+
+PermitExpirableSemaphore Client::get_permit_expirable_semaphore(std::string_view name) {
+  auto refuse = [&](const std::string& problem) {
+    throw Error(errc::invalid_argument, fmt::format("warden: permit-expirable semaphore '{}' on {}: {}", name,
+                                                    core_->topology().describe(name), problem));
+  };
+  if (name.empty()) refuse("a semaphore name must not be empty");
+  if (auto problem = detail::keys::semaphore_name_problem(name)) refuse(*problem);
+  return detail::access::make<PermitExpirableSemaphore>(
+      std::make_shared<detail::PermitSemaphoreCore>(core_, std::string(name)));
 }
 
 }  // namespace warden

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "api/access.hpp"
+#include "api/synchronizer_calls.hpp"
 #include "io/event_loop.hpp"
 #include "lock/acquire_claim.hpp"
 #include "lock/lock_host.hpp"
@@ -24,45 +25,7 @@ using std::chrono::milliseconds;
 namespace {
 
 using core_ptr = std::shared_ptr<SemaphoreCore>;
-
-template <class T>
-struct Outcome {
-  std::error_code error;
-  std::string message;
-  T value{};
-};
-template <class T>
-using sink = std::function<void(Outcome<T>)>;
-
-std::string moved_from(std::string_view call) {
-  return fmt::format("warden: {} called on a moved-from semaphore handle", call);
-}
-
-std::optional<std::string> permits_problem(std::int64_t permits) {
-  if (permits <= 0) return fmt::format("the number of permits must be positive, got {}", permits);
-  return std::nullopt;
-}
-
-// Delivers `outcome` on the I/O thread; on the calling thread when the
-// client is shut down (its I/O thread is gone).
-template <class T>
-void deliver(const core_ptr& core, sink<T> out, Outcome<T> outcome) {
-  auto task = [out, outcome]() mutable { out(std::move(outcome)); };
-  if (!core->client().post(task)) task();
-}
-
-// Checks the handle and the count, then runs op(core, out) on the I/O thread.
-template <class T, class Op>
-void submit(const core_ptr& core, std::string_view call, std::int64_t permits, Op op, sink<T> out) {
-  if (!core) return out(Outcome<T>{make_error_code(errc::invalid_argument), moved_from(call), T{}});
-  if (auto problem = permits_problem(permits)) {
-    return deliver<T>(core, std::move(out),
-                      Outcome<T>{make_error_code(errc::invalid_argument),
-                                 core->message(fmt::format("{}: {}; nothing was changed", call, *problem)), T{}});
-  }
-  bool queued = core->client().post_operation([core, op = std::move(op), out]() mutable { op(*core, std::move(out)); });
-  if (!queued) out(Outcome<T>{make_error_code(errc::shut_down), core->message("the client is shut down"), T{}});
-}
+using namespace detail::sync_calls;
 
 // ---- the operations ----
 
@@ -97,8 +60,7 @@ void counting(const core_ptr& core, count_op which, std::int64_t permits, sink<l
 }
 
 // An acquire: `forever` refuses a wait in the options (acquire() has none).
-void acquiring(const core_ptr& core, std::int64_t permits, const lock_options& options, bool forever,
-               sink<bool> out) {
+void acquiring(const core_ptr& core, std::int64_t permits, const lock_options& options, bool forever, sink<bool> out) {
   const char* call = forever ? "acquire" : "try_acquire";
   std::optional<std::string> problem;
   if (options.lease()) {
@@ -111,8 +73,7 @@ void acquiring(const core_ptr& core, std::int64_t permits, const lock_options& o
   if (core && problem) {
     return deliver<bool>(core, std::move(out),
                          Outcome<bool>{make_error_code(errc::invalid_argument),
-                                       core->message(fmt::format("{}: {}; nothing was taken", call, *problem)),
-                                       false});
+                                       core->message(fmt::format("{}: {}; nothing was taken", call, *problem)), false});
   }
   std::optional<milliseconds> wait;
   if (!forever) wait = options.wait().value_or(milliseconds{0});
@@ -125,69 +86,6 @@ void acquiring(const core_ptr& core, std::int64_t permits, const lock_options& o
                           });
       },
       std::move(out));
-}
-
-// ---- where outcomes go ----
-
-template <class T, class V, class Convert>
-sink<V> to_promise(std::shared_ptr<std::promise<T>> promise, Convert convert) {
-  return [promise = std::move(promise), convert](Outcome<V> outcome) {
-    if (outcome.error) return promise->set_exception(std::make_exception_ptr(Error(outcome.error, outcome.message)));
-    if constexpr (std::is_void_v<T>) {
-      promise->set_value();
-    } else {
-      promise->set_value(convert(outcome.value));
-    }
-  };
-}
-
-template <class T, class V, class Convert, class Start>
-std::future<T> as_future(const Start& start, Convert convert) {
-  auto promise = std::make_shared<std::promise<T>>();
-  auto future = promise->get_future();
-  // Only a promise hears the outcome: the operation may start on this thread.
-  detail::EventLoop::CallerWaits in_place;
-  start(to_promise<T, V>(promise, convert));
-  return future;
-}
-
-// A blocking call: refused on the I/O thread; the caller may read its own
-// answer (EventLoop::lead_until).
-template <class T, class V, class Convert, class Start>
-T blocking(const core_ptr& core, std::string_view call, const Start& start, Convert convert) {
-  if (!core) throw Error(errc::invalid_argument, moved_from(call));
-  auto& loop = core->client().loop();
-  if (loop.in_loop_thread()) {
-    throw Error(errc::would_deadlock,
-                core->message(fmt::format("{} blocks, and was called on the client's I/O thread (inside a callback); "
-                                          "use the _async form there",
-                                          call)));
-  }
-  auto promise = std::make_shared<std::promise<T>>();
-  auto future = promise->get_future();
-  {
-    detail::EventLoop::CallerWaits in_place;
-    start(to_promise<T, V>(promise, convert));
-    loop.lead_until([&future] { return future.wait_for(std::chrono::seconds(0)) == std::future_status::ready; });
-  }
-  return future.get();
-}
-
-template <class T, class V, class Convert>
-sink<V> to_callback(const core_ptr& core, completion<T> done, Convert convert) {
-  detail::LockHost* client = core ? &core->client() : nullptr;
-  return [client, done = std::move(done), convert](Outcome<V> outcome) {
-    if (outcome.error && client) client->log(log_level::debug, outcome.message);
-    auto log = [client](log_level level, const std::string& text) {
-      if (client) client->log(level, text);
-    };
-    if (!done) return;
-    if constexpr (std::is_void_v<T>) {
-      detail::call_guarded(log, "a completion callback", done, outcome.error);
-    } else {
-      detail::call_guarded(log, "a completion callback", done, outcome.error, convert(outcome.value));
-    }
-  };
 }
 
 // An acquire's future, which gives the permits back if nobody collects them.
@@ -235,16 +133,14 @@ const std::string& Semaphore::name() const noexcept {
 
 void Semaphore::acquire(std::int64_t permits, const lock_options& options) {
   blocking<void, bool>(
-      core_, "acquire", [&](sink<bool> out) { acquiring(core_, permits, options, true, std::move(out)); },
-      as_nothing);
+      core_, "acquire", [&](sink<bool> out) { acquiring(core_, permits, options, true, std::move(out)); }, as_nothing);
 }
 
 bool Semaphore::try_acquire(std::int64_t permits) { return try_acquire(permits, lock_options()); }
 
 bool Semaphore::try_acquire(std::int64_t permits, const lock_options& options) {
   return blocking<bool, bool>(
-      core_, "try_acquire", [&](sink<bool> out) { acquiring(core_, permits, options, false, std::move(out)); },
-      same);
+      core_, "try_acquire", [&](sink<bool> out) { acquiring(core_, permits, options, false, std::move(out)); }, same);
 }
 
 void Semaphore::release(std::int64_t permits) {
@@ -255,8 +151,8 @@ void Semaphore::release(std::int64_t permits) {
 
 std::int64_t Semaphore::available_permits() const {
   return blocking<std::int64_t, long long>(
-      core_, "available_permits",
-      [&](sink<long long> out) { counting(core_, count_op::available, 0, std::move(out)); }, as_count);
+      core_, "available_permits", [&](sink<long long> out) { counting(core_, count_op::available, 0, std::move(out)); },
+      as_count);
 }
 
 bool Semaphore::try_set_permits(std::int64_t permits) {

@@ -28,11 +28,11 @@ class PermitWaitMachine {
  public:
   // What one try's answer was, as read by the driver.
   enum class answer {
-    taken,      // the permits are the caller's
-    refused,    // too few free; `retry_at` may say when some expire
-    lost,       // no reply: outcome unknown
+    taken,        // the permits are the caller's
+    refused,      // too few free; `retry_at` may say when some expire
+    lost,         // no reply: outcome unknown
     taken_short,  // taken, but too few replicas acknowledged it
-    failed,     // an error (`error`): transport, error reply, not run
+    failed,       // an error (`error`): transport, error reply, not run
   };
   enum class settle_answer { taken, not_taken, failed };
   enum class cause { message, reconnect, timer };
@@ -68,8 +68,8 @@ class PermitWaitMachine {
   struct given_back {};  // the permits of a try that came too late are back
   struct cancelled {};
   struct shut_down {};
-  using event = std::variant<started, answered, settled, ready, woken, timer_fired, node_moved, given_back, cancelled,
-                             shut_down>;
+  using event =
+      std::variant<started, answered, settled, ready, woken, timer_fired, node_moved, given_back, cancelled, shut_down>;
 
   // ---- actions, performed in order ----
   struct join {};  // join the channel (on_ready follows, at once if confirmed)
@@ -109,11 +109,11 @@ class PermitWaitMachine {
  private:
   enum class state {
     idle,
-    trying,      // a try in flight
-    subscribing, // joined, waiting for ready
-    parked,      // asleep
-    settling,    // a lost try being read back
-    giving_back, // a late try's permits going back
+    trying,       // a try in flight
+    subscribing,  // joined, waiting for ready
+    parked,       // asleep
+    settling,     // a lost try being read back
+    giving_back,  // a late try's permits going back
     done,
   };
 
@@ -138,11 +138,11 @@ class PermitWaitMachine {
   bool ready_ = false;
   bool timer_armed_ = false;
   bool last_try_ = false;
-  bool woken_meanwhile_ = false;  // a wake-up came while the try was in flight
-  bool wake_unused_ = false;      // woken by a message, and no answer since
-  bool cancel_pending_ = false;   // cancelled while a try was in flight
-  bool settle_keeps_ = true;      // the settle in flight keeps what the lost try took
-  std::error_code pending_error_; // what the finish says once a give-back is done
+  bool woken_meanwhile_ = false;   // a wake-up came while the try was in flight
+  bool wake_unused_ = false;       // woken by a message, and no answer since
+  bool cancel_pending_ = false;    // cancelled while a try was in flight
+  bool settle_keeps_ = true;       // the settle in flight keeps what the lost try took
+  std::error_code pending_error_;  // what the finish says once a give-back is done
 };
 
 }  // namespace warden::detail

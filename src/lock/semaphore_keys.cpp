@@ -25,7 +25,6 @@ std::optional<std::string> semaphore_name_problem(std::string_view name) {
 
 std::string semaphore_channel(std::string_view name) { return prefixed(semaphore_channel_prefix, name); }
 
-
 std::string release_latch(std::string_view name, std::string_view request_id) {
   std::string out = prefixed("warden_release_latch", name);
   out += ':';

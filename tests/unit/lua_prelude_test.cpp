@@ -28,6 +28,9 @@ const std::vector<Piece>& pieces() {
       {"keep_hold", scripts::prelude::keep_hold, "keep_hold"},
       {"take_back", scripts::prelude::take_back, "take_back"},
       {"count_guard", scripts::prelude::count_guard, "count_refusal"},
+      {"pes_guard", scripts::prelude::pes_guard, "pes_refusal"},
+      {"server_clock", scripts::prelude::server_clock, "server_now_ms"},
+      {"reclaim", scripts::prelude::reclaim, "reclaim_expired"},
   };
   return all;
 }
@@ -118,6 +121,12 @@ TEST(LuaPrelude, TheScriptsThatShareCodeUseThePrelude) {
       {&scripts::semaphore_release, {"count_guard"}},
       {&scripts::semaphore_set, {"count_guard"}},
       {&scripts::semaphore_read, {"count_guard"}},
+      {&scripts::pes_acquire, {"cancel_check", "pes_guard", "server_clock", "reclaim"}},
+      {&scripts::pes_release, {"pes_guard", "server_clock", "reclaim"}},
+      {&scripts::pes_update_lease, {"pes_guard", "server_clock", "reclaim"}},
+      {&scripts::pes_read, {"pes_guard", "server_clock", "reclaim"}},
+      {&scripts::pes_set, {"pes_guard", "server_clock", "reclaim"}},
+      {&scripts::pes_settle, {"pes_guard"}},
   };
   for (const auto& [script, uses] : wanted) {
     const scripts::Assembly* found = nullptr;

@@ -1,23 +1,22 @@
-// One wait for a Semaphore's permits (SemaphoreCore::acquire): the I/O of the
-// decisions PermitWaitMachine makes. It keeps only its handles to the I/O
-// (the waiter, the timer, the attempt being settled).
+// One wait for permits (PermitSource::wait_for_permits: a Semaphore's or a
+// PermitExpirableSemaphore's acquire): the I/O of the decisions
+// PermitWaitMachine makes. It keeps only its handles to the I/O (the waiter,
+// the timer, the attempt being settled).
 //
 // Every try carries an attempt id: a try that takes permits leaves a mark
 // under it for a while, so that a try whose reply was lost can be settled
-// (semaphore_settle.lua) as taken (kept, or given back when the caller has
-// gone) or not taken (and then refused should it still arrive).
+// (the source's settle script) as taken (kept, or given back when the caller
+// has gone) or not taken (and then refused should it still arrive).
 #include <fmt/format.h>
 
 #include <warden/error.hpp>
 
 #include "base/cancel_state.hpp"
-#include "lock/keys.hpp"
 #include "lock/lock_host.hpp"
 #include "lock/lock_random.hpp"
+#include "lock/permit_source.hpp"
 #include "lock/permit_wait_machine.hpp"
-#include "lock/semaphore_core.hpp"
 #include "lock/semaphore_wake_policy.hpp"
-#include "warden_scripts.hpp"
 
 namespace warden::detail {
 namespace {
@@ -32,24 +31,22 @@ clock::time_point bound_of(clock::time_point now, std::optional<std::chrono::mil
   return now + *wait;
 }
 
-class SemaphoreAcquireOp final : public std::enable_shared_from_this<SemaphoreAcquireOp>,
-                                 public ChannelListener,
-                                 private Timer,
-                                 private ShutdownHook {
+class PermitWaitOp final : public std::enable_shared_from_this<PermitWaitOp>,
+                           public ChannelListener,
+                           private Timer,
+                           private ShutdownHook {
  public:
-  SemaphoreAcquireOp(std::shared_ptr<SemaphoreCore> semaphore, long long permits,
-                     std::optional<std::chrono::milliseconds> wait, cancel_token cancel,
-                     SemaphoreCore::acquire_done done)
-      : semaphore_(std::move(semaphore)),
+  PermitWaitOp(std::shared_ptr<PermitSource> source, std::optional<std::chrono::milliseconds> wait, cancel_token cancel,
+               PermitSource::wait_done done)
+      : semaphore_(std::move(source)),
         done_(std::move(done)),
         cancel_(std::move(cancel)),
-        machine_(bound_of(clock::now(), wait)),
-        permits_(permits) {}
+        machine_(bound_of(clock::now(), wait)) {}
 
   void start() {
     auto& state = cancel_access::state(cancel_);
     if (state && !state->cancelled()) {
-      std::weak_ptr<SemaphoreAcquireOp> weak = shared_from_this();
+      std::weak_ptr<PermitWaitOp> weak = shared_from_this();
       LockHost* client = &this->client();
       cancel_handle_ = state->add([weak, client] {
         client->post([weak] {
@@ -64,7 +61,7 @@ class SemaphoreAcquireOp final : public std::enable_shared_from_this<SemaphoreAc
 
  private:
   LockHost& client() const { return semaphore_->client(); }
-  std::string_view channel() const { return semaphore_->channel(); }
+  std::string_view channel() const { return semaphore_->channel_text().view(); }
   std::chrono::milliseconds mark_ttl() const {
     auto& config = client().config();
     return config.command_timeout * (config.retry_attempts + 2);
@@ -102,11 +99,10 @@ class SemaphoreAcquireOp final : public std::enable_shared_from_this<SemaphoreAc
 
   void perform(const machine::send_try& step) {
     attempt_ = random_request_id();
-    auto self = shared_from_this();
+    auto call = semaphore_->try_call(attempt_, mark_ttl());
     client().run_script(
-        scripts::semaphore_acquire, {semaphore_->name_string(), keys::acquire_cancel(semaphore_->name(), attempt_)},
-        {"", "", std::to_string(permits_), std::to_string(mark_ttl().count())}, command_deadline(step.sent), false,
-        [self](Response&& response) { self->on_try(std::move(response)); }, replica_wait::hold);
+        *call.script, std::move(call.keys), std::move(call.args), command_deadline(step.sent), false,
+        [self = shared_from_this()](Response&& response) { self->on_try(std::move(response)); }, replica_wait::hold);
   }
 
   void on_try(Response&& response) {
@@ -125,13 +121,15 @@ class SemaphoreAcquireOp final : public std::enable_shared_from_this<SemaphoreAc
       answer.error = response.error;
       return feed(answer);
     }
-    if (auto problem = reply_problem(response.reply, {Reply::kind::integer})) {
+    auto read = response.reply.is_error() ? PermitTry{} : semaphore_->read_try(response.reply);
+    if (read.what == PermitTry::kind::bad) {
       failure_ = fmt::format("acquire failed: {}", describe_problem(response.reply, {Reply::kind::integer}));
       answer.kind = machine::answer::failed;
-      answer.error = problem;
+      answer.error =
+          response.reply.is_error() ? error_reply_code(response.reply) : make_error_code(errc::protocol_error);
       return feed(answer);
     }
-    bool taken = response.reply.integer == 1;
+    bool taken = read.what == PermitTry::kind::taken;
     if (taken && !response.replica_shortfall.empty()) {
       failure_ = fmt::format("acquired, but {}; the permits were given back", response.replica_shortfall);
       answer.kind = machine::answer::taken_short;
@@ -139,23 +137,22 @@ class SemaphoreAcquireOp final : public std::enable_shared_from_this<SemaphoreAc
       return feed(answer);
     }
     answer.kind = taken ? machine::answer::taken : machine::answer::refused;
+    if (read.retry_in) answer.retry_at = answer.now + *read.retry_in;
     feed(answer);
   }
 
   void perform(const machine::settle& step) {
     auto self = shared_from_this();
+    auto call = semaphore_->settle_call(attempt_, step.keep, mark_ttl());
     client().run_script(
-        scripts::semaphore_settle,
-        {semaphore_->name_string(), std::string(channel()), keys::acquire_cancel(semaphore_->name(), attempt_)},
-        {"", "", semaphore_->publish_command(), "", std::to_string(permits_), step.keep ? "1" : "0",
-         std::to_string(mark_ttl().count())},
+        *call.script, std::move(call.keys), std::move(call.args),
         clock::now() + client().config().command_timeout * (client().config().retry_attempts + 1), true,
         [self](Response&& response) {
           machine::settled settled;
           settled.now = clock::now();
           if (response.ok() && response.reply.is_integer()) {
-            settled.kind = response.reply.integer == 1 ? machine::settle_answer::taken
-                                                       : machine::settle_answer::not_taken;
+            settled.kind =
+                response.reply.integer == 1 ? machine::settle_answer::taken : machine::settle_answer::not_taken;
           } else {
             settled.kind = machine::settle_answer::failed;
             settled.error = response.error ? response.error : make_error_code(errc::server_error);
@@ -171,7 +168,7 @@ class SemaphoreAcquireOp final : public std::enable_shared_from_this<SemaphoreAc
 
   void perform(const machine::give_back&) {
     auto self = shared_from_this();
-    semaphore_->release(permits_, [self](std::error_code error, long long, const std::string& message) {
+    semaphore_->give_back(attempt_, [self](std::error_code error, const std::string& message) {
       if (error) self->client().log(log_level::warning, message);
       self->feed(machine::given_back{});
     });
@@ -210,7 +207,7 @@ class SemaphoreAcquireOp final : public std::enable_shared_from_this<SemaphoreAc
       }
     }
     auto done = std::move(done_);
-    if (done) done(step.error, step.result == machine::outcome::acquired, text);
+    if (done) done(step.error, step.result == machine::outcome::acquired, attempt_, text);
   }
 
   void leave_waiters(bool pass_wake) {
@@ -246,13 +243,12 @@ class SemaphoreAcquireOp final : public std::enable_shared_from_this<SemaphoreAc
     feed(machine::timer_fired{clock::now()});
   }
 
-  std::shared_ptr<SemaphoreCore> semaphore_;
+  std::shared_ptr<PermitSource> semaphore_;
   std::shared_ptr<ServerLinks> node_;  // where it joined the waiters; null while it has not
-  std::shared_ptr<SemaphoreAcquireOp> keep_alive_;
-  SemaphoreCore::acquire_done done_;
+  std::shared_ptr<PermitWaitOp> keep_alive_;
+  PermitSource::wait_done done_;
   cancel_token cancel_;
   machine machine_;
-  long long permits_;
   std::string attempt_;
   std::string failure_;  // why it failed, in words
   std::uint64_t cancel_handle_ = 0;
@@ -261,10 +257,9 @@ class SemaphoreAcquireOp final : public std::enable_shared_from_this<SemaphoreAc
 
 }  // namespace
 
-void SemaphoreCore::acquire(long long permits, std::optional<milliseconds> wait, cancel_token cancel,
-                            acquire_done done) {
-  std::make_shared<SemaphoreAcquireOp>(shared_from_this(), permits, wait, std::move(cancel), std::move(done))
-      ->start();
+void PermitSource::wait_for_permits(std::shared_ptr<PermitSource> source, std::optional<milliseconds> wait,
+                                    cancel_token cancel, wait_done done) {
+  std::make_shared<PermitWaitOp>(std::move(source), wait, std::move(cancel), std::move(done))->start();
 }
 
 }  // namespace warden::detail
