@@ -29,8 +29,7 @@ const char* redisson_try_acquire =
     "local v = redis.call('get', KEYS[1]); "
     "if v ~= false and tonumber(v) >= tonumber(ARGV[1]) then redis.call('decrby', KEYS[1], ARGV[1]); return 1; end; "
     "return 0;";
-const char* redisson_release =
-    "local v = redis.call('incrby', KEYS[1], ARGV[1]); redis.call(ARGV[2], KEYS[2], v);";
+const char* redisson_release = "local v = redis.call('incrby', KEYS[1], ARGV[1]); redis.call(ARGV[2], KEYS[2], v);";
 
 class SemaphoreTest : public ::testing::Test {
  protected:

@@ -40,9 +40,9 @@ void shard_release_wakes(RedisCluster& cluster, const std::string& name, std::si
   // warden waiter too.
   auto second = std::async(std::launch::async, [&] { return waiting_side.try_acquire_for(10s); });
   ASSERT_TRUE(eventually([&] { return shard_subscribers(master, channel) == 1; }, 10s));
-  auto reply = master.command({"EVAL",
-                               "local v = redis.call('incrby', KEYS[1], ARGV[1]); redis.call(ARGV[2], KEYS[2], v);",
-                               "2", name, channel, "1", "spublish"});
+  auto reply =
+      master.command({"EVAL", "local v = redis.call('incrby', KEYS[1], ARGV[1]); redis.call(ARGV[2], KEYS[2], v);", "2",
+                      name, channel, "1", "spublish"});
   ASSERT_FALSE(reply.is_error()) << reply.str;
   ASSERT_EQ(second.wait_for(2s), std::future_status::ready);
   EXPECT_TRUE(second.get());
@@ -112,7 +112,10 @@ TEST(SemaphoreTopology, ReplicaSyncCoversAcquiresAndReleases) {
   RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
   RedisProbe probe(master);
   ASSERT_TRUE(eventually(
-      [&] { return probe.command({"INFO", "replication"}).str.find("state=online") != std::string::npos; }, 10s));
+      [&] {
+        return probe.command({"INFO", "replication"}).str.find("state=online") != std::string::npos;
+      },
+      10s));
   Config config = fast_config(master);
   config.replica_sync.mode = replica_sync_mode::all_known;
   Client client(config);
