@@ -41,10 +41,10 @@ void acquiring(const core_ptr& core, const lock_options& options, bool forever, 
     problem = *lease;
   }
   if (core && problem) {
-    return deliver<permit>(core, std::move(out),
-                           Outcome<permit>{make_error_code(errc::invalid_argument),
-                                           core->message(fmt::format("{}: {}; nothing was taken", call, *problem)),
-                                           std::nullopt});
+    return deliver<permit>(
+        core, std::move(out),
+        Outcome<permit>{make_error_code(errc::invalid_argument),
+                        core->message(fmt::format("{}: {}; nothing was taken", call, *problem)), std::nullopt});
   }
   std::optional<milliseconds> wait;
   if (!forever) wait = options.wait().value_or(milliseconds{0});
@@ -92,10 +92,10 @@ void on_permit(const core_ptr& core, const char* call, const std::string& id, st
     std::optional<std::string> problem = id_problem(id);
     if (!problem && update) problem = detail::lease_problem(lease);
     if (problem) {
-      return deliver<bool>(core, std::move(out),
-                           Outcome<bool>{make_error_code(errc::invalid_argument),
-                                         core->message(fmt::format("{}: {}; nothing was changed", call, *problem)),
-                                         false});
+      return deliver<bool>(
+          core, std::move(out),
+          Outcome<bool>{make_error_code(errc::invalid_argument),
+                        core->message(fmt::format("{}: {}; nothing was changed", call, *problem)), false});
     }
   }
   submit<bool>(
@@ -108,8 +108,8 @@ void on_permit(const core_ptr& core, const char* call, const std::string& id, st
           auto code = answer == -1 ? errc::lease_expired : errc::not_owner;
           auto why = answer == -1 ? "its lease had run out (it went back to the pool)"
                                   : "no permit with that id is held (released already, or never taken)";
-          out(Outcome<bool>{make_error_code(code),
-                            semaphore.message(fmt::format("{} of permit {}: {}", call, id, why)), false});
+          out(Outcome<bool>{make_error_code(code), semaphore.message(fmt::format("{} of permit {}: {}", call, id, why)),
+                            false});
         };
         if (update) return semaphore.update_lease(id, lease, done);
         semaphore.release(id, done);
@@ -173,15 +173,13 @@ std::optional<std::string> PermitExpirableSemaphore::try_acquire(const lock_opti
 void PermitExpirableSemaphore::release(const std::string& id) {
   blocking<void, bool>(
       core_, "release",
-      [&](sink<bool> out) { on_permit(core_, "release", id, std::nullopt, false, true, std::move(out)); },
-      as_nothing);
+      [&](sink<bool> out) { on_permit(core_, "release", id, std::nullopt, false, true, std::move(out)); }, as_nothing);
 }
 
 bool PermitExpirableSemaphore::try_release(const std::string& id) {
   return blocking<bool, bool>(
       core_, "try_release",
-      [&](sink<bool> out) { on_permit(core_, "try_release", id, std::nullopt, false, false, std::move(out)); },
-      same);
+      [&](sink<bool> out) { on_permit(core_, "try_release", id, std::nullopt, false, false, std::move(out)); }, same);
 }
 
 bool PermitExpirableSemaphore::update_lease_ms(const std::string& id, milliseconds lease) {
@@ -192,8 +190,8 @@ bool PermitExpirableSemaphore::update_lease_ms(const std::string& id, millisecon
 
 std::int64_t PermitExpirableSemaphore::available_permits() const {
   return blocking<std::int64_t, long long>(
-      core_, "available_permits",
-      [&](sink<long long> out) { counting(core_, count_op::available, 0, std::move(out)); }, as_count);
+      core_, "available_permits", [&](sink<long long> out) { counting(core_, count_op::available, 0, std::move(out)); },
+      as_count);
 }
 
 std::int64_t PermitExpirableSemaphore::acquired_permits() const {
@@ -236,8 +234,7 @@ void PermitExpirableSemaphore::try_acquire_async(const lock_options& options, co
 
 std::future<void> PermitExpirableSemaphore::release_async(const std::string& id) {
   return as_future<void, bool>(
-      [&](sink<bool> out) { on_permit(core_, "release", id, std::nullopt, false, true, std::move(out)); },
-      as_nothing);
+      [&](sink<bool> out) { on_permit(core_, "release", id, std::nullopt, false, true, std::move(out)); }, as_nothing);
 }
 
 void PermitExpirableSemaphore::release_async(const std::string& id, completion<void> done) {
@@ -251,7 +248,8 @@ std::future<bool> PermitExpirableSemaphore::try_release_async(const std::string&
 }
 
 void PermitExpirableSemaphore::try_release_async(const std::string& id, completion<bool> done) {
-  on_permit(core_, "try_release", id, std::nullopt, false, false, to_callback<bool, bool>(core_, std::move(done), same));
+  on_permit(core_, "try_release", id, std::nullopt, false, false,
+            to_callback<bool, bool>(core_, std::move(done), same));
 }
 
 std::future<std::int64_t> PermitExpirableSemaphore::available_permits_async() const {

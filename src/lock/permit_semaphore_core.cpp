@@ -81,12 +81,12 @@ const char* PermitSemaphoreCore::publish_command() const { return client_->topol
 
 void PermitSemaphoreCore::acquire(std::optional<milliseconds> lease, std::optional<milliseconds> wait,
                                   cancel_token cancel, acquire_done done) {
-  PermitSource::wait_for_permits(
-      std::make_shared<PermitSemaphoreTry>(shared_from_this(), lease), wait, std::move(cancel),
-      [done = std::move(done)](std::error_code error, bool acquired, const std::string& id,
-                               const std::string& message) {
-        done(error, acquired ? std::optional<std::string>(id) : std::nullopt, message);
-      });
+  PermitSource::wait_for_permits(std::make_shared<PermitSemaphoreTry>(shared_from_this(), lease), wait,
+                                 std::move(cancel),
+                                 [done = std::move(done)](std::error_code error, bool acquired, const std::string& id,
+                                                          const std::string& message) {
+                                   done(error, acquired ? std::optional<std::string>(id) : std::nullopt, message);
+                                 });
 }
 
 void PermitSemaphoreCore::run_counting(std::string_view what, const Script& script, std::vector<std::string> args,

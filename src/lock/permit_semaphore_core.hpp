@@ -17,8 +17,8 @@
 #include <warden/cancel.hpp>
 
 #include "io/command.hpp"
-#include "io/shared_text.hpp"
 #include "io/script.hpp"
+#include "io/shared_text.hpp"
 
 namespace warden::detail {
 

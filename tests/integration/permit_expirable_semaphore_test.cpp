@@ -193,9 +193,8 @@ TEST_F(PermitExpirableSemaphoreTest, AReleaseWakesAWaiterWithinARoundTripAndForm
   EXPECT_LT(elapsed_ms(released), 250);
   EXPECT_TRUE(semaphore.try_release_async(id).get());
   std::promise<std::optional<std::string>> tried;
-  semaphore.try_acquire_async(lock_options(), [&](std::error_code, std::optional<std::string> got) {
-    tried.set_value(got);
-  });
+  semaphore.try_acquire_async(lock_options(),
+                              [&](std::error_code, std::optional<std::string> got) { tried.set_value(got); });
   auto got = tried.get_future().get();
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(semaphore.acquired_permits_async().get(), 1);
