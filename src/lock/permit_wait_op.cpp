@@ -178,7 +178,10 @@ class PermitWaitOp final : public std::enable_shared_from_this<PermitWaitOp>,
     // The channel's slot is served elsewhere now (a failover, a resharding):
     // releases are published there.
     if (node_ && client().topology().node_for(channel()) != node_) return feed(machine::node_moved{});
-    if (waiter_ == 0) return;  // no node to wait on: the timer (if any) re-tries
+    // No node served the channel when it joined (a cluster mid-failover):
+    // join afresh, which re-tries at once, routed afresh (the router holds
+    // the try until a master serves the slot, or fails it at its deadline).
+    if (waiter_ == 0) return feed(machine::node_moved{});
     if (node_->pubsub().park(channel(), waiter_)) feed(machine::woken{clock::now(), machine::cause::message});
   }
 

@@ -1,4 +1,4 @@
-// Semaphore on every topology: a Redis Cluster with shard channels (a plain
+// Semaphore and PermitExpirableSemaphore on every topology: a Redis Cluster with shard channels (a plain
 // name and one that carries its own {hash tag}, whose channel is Redisson's
 // "redisson_sc:NAME"), Sentinel, and replica acknowledgement of acquires and
 // releases (Config::replica_sync).
@@ -86,6 +86,43 @@ TEST_F(SemaphoreTopologyCluster, ThreadsOnSeveralClientsNeverHoldMoreThanThePerm
   for (auto& worker : workers) worker.join();
   EXPECT_LE(most.load(), 2);
   EXPECT_EQ(a.get_semaphore(name).available_permits(), 2);
+}
+
+// A PermitExpirableSemaphore on a cluster: its count and {NAME}:timeout
+// share the name's slot (a name with its own tag keeps it: NAME:timeout),
+// and a release's SPUBLISH wakes a waiter on another Client.
+TEST_F(SemaphoreTopologyCluster, APermitExpirableSemaphoreKeepsItsKeysInOneSlotAndWakesThroughAShardChannel) {
+  Config config = cluster_config(cluster(), sharded_pubsub::automatic);
+  Client holder(config);
+  Client waiter(config);
+  std::string tag = name_on(cluster(), 1, "p");
+  const std::string name = "{" + tag + "}:render";
+  RedisProbe master(cluster().first_master(1));
+  PermitExpirableSemaphore held = holder.get_permit_expirable_semaphore(name);
+  ASSERT_TRUE(held.try_set_permits(1));
+  std::string id = held.acquire();
+  EXPECT_FALSE(master.command({"ZSCORE", name + ":timeout", id}).is_nil());
+  auto waiting = std::async(std::launch::async,
+                            [&] { return waiter.get_permit_expirable_semaphore(name).try_acquire_for(10s, 10s); });
+  ASSERT_TRUE(eventually([&] { return shard_subscribers(master, semaphore_channel(name)) == 1; }, 10s));
+  auto released = steady::now();
+  held.release(id);
+  ASSERT_EQ(waiting.wait_for(5s), std::future_status::ready);
+  EXPECT_TRUE(waiting.get().has_value());
+  EXPECT_LT(elapsed_ms(released), 500);
+}
+
+TEST(SemaphoreTopology, SentinelsMasterHoldsAPermitExpirableSemaphore) {
+  RedisSentinelGroup group;
+  Client client(fast_sentinel_config(group.url()));
+  RedisProbe master(group.node(0));
+  PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore("s-pes");
+  EXPECT_TRUE(semaphore.try_set_permits(2));
+  std::string id = semaphore.acquire(30s);
+  EXPECT_EQ(master.get("s-pes"), "1");
+  EXPECT_FALSE(master.command({"ZSCORE", "{s-pes}:timeout", id}).is_nil());
+  semaphore.release(id);
+  EXPECT_EQ(master.get("s-pes"), "2");
 }
 
 TEST(SemaphoreTopology, SentinelsMasterHoldsTheCountAndReleasesWake) {
