@@ -15,7 +15,9 @@
 #include <warden/fair_lock.hpp>
 #include <warden/fenced_lock.hpp>
 #include <warden/lock.hpp>
+#include <warden/permit_expirable_semaphore.hpp>
 #include <warden/read_write_lock.hpp>
+#include <warden/semaphore.hpp>
 #include <warden/spin_lock.hpp>
 
 namespace warden {
@@ -142,6 +144,18 @@ class WARDEN_API Client {
   /// CountDownLatch). Any name but the empty one (errc::invalid_argument):
   /// its channel is the name in braces as it stands, Redisson's rule.
   CountDownLatch get_count_down_latch(std::string_view name);
+
+  /// A handle to the counting semaphore `name` (its Redis key holds the free
+  /// permits; see Semaphore). Throws errc::invalid_argument for an empty
+  /// name, for a name get_lock() refuses, and for a name that contains '{'
+  /// without a non-empty {hash tag} ("a{", "x{}y"): Redisson's channel name
+  /// for it would lie in another cluster slot.
+  Semaphore get_semaphore(std::string_view name);
+
+  /// A handle to the permit-expirable semaphore `name` (its Redis key holds
+  /// the free permits, `{name}:timeout` the permits held; see
+  /// PermitExpirableSemaphore). Throws as get_semaphore().
+  PermitExpirableSemaphore get_permit_expirable_semaphore(std::string_view name);
 
  private:
   friend struct detail::access;

@@ -15,8 +15,10 @@
 #include <warden/lock_options.hpp>
 #include <warden/multi_lock.hpp>
 #include <warden/observer.hpp>
+#include <warden/permit_expirable_semaphore.hpp>
 #include <warden/read_write_lock.hpp>
 #include <warden/red_lock.hpp>
+#include <warden/semaphore.hpp>
 #include <warden/spin_lock.hpp>
 #include <warden/thread_id.hpp>
 #include <warden/version.hpp>

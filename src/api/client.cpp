@@ -13,7 +13,10 @@
 #include "lock/fenced_lock_core.hpp"
 #include "lock/keys.hpp"
 #include "lock/lock_core.hpp"
+#include "lock/permit_semaphore_core.hpp"
 #include "lock/read_write_lock_core.hpp"
+#include "lock/semaphore_core.hpp"
+#include "lock/semaphore_keys.hpp"
 #include "lock/spin_delays.hpp"
 #include "lock/spin_lock_core.hpp"
 
@@ -168,6 +171,27 @@ CountDownLatch Client::get_count_down_latch(std::string_view name) {
                 fmt::format("warden: {}: a count-down latch needs a name", core_->topology().label()));
   }
   return detail::access::make<CountDownLatch>(std::make_shared<detail::CountDownLatchCore>(core_, std::string(name)));
+}
+
+Semaphore Client::get_semaphore(std::string_view name) {
+  auto refuse = [&](const std::string& problem) {
+    throw Error(errc::invalid_argument,
+                fmt::format("warden: semaphore '{}' on {}: {}", name, core_->topology().describe(name), problem));
+  };
+  if (name.empty()) refuse("a semaphore name must not be empty");
+  if (auto problem = detail::keys::semaphore_name_problem(name)) refuse(*problem);
+  return detail::access::make<Semaphore>(std::make_shared<detail::SemaphoreCore>(core_, std::string(name)));
+}
+
+PermitExpirableSemaphore Client::get_permit_expirable_semaphore(std::string_view name) {
+  auto refuse = [&](const std::string& problem) {
+    throw Error(errc::invalid_argument, fmt::format("warden: permit-expirable semaphore '{}' on {}: {}", name,
+                                                    core_->topology().describe(name), problem));
+  };
+  if (name.empty()) refuse("a semaphore name must not be empty");
+  if (auto problem = detail::keys::semaphore_name_problem(name)) refuse(*problem);
+  return detail::access::make<PermitExpirableSemaphore>(
+      std::make_shared<detail::PermitSemaphoreCore>(core_, std::string(name)));
 }
 
 }  // namespace warden

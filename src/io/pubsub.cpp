@@ -232,7 +232,9 @@ void PubSub::message(std::string_view channel, const std::string& payload) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   Channel& entry = it->second;
-  perform_wake(channel, entry, entry.rules->on(WakeRules::message{payload, entry.size(), entry.permits}));
+  std::uint32_t parked = 0;
+  for (auto& waiter : entry.waiters) parked += waiter.parked ? 1 : 0;
+  perform_wake(channel, entry, entry.rules->on(WakeRules::message{payload, entry.size(), entry.permits, parked}));
 }
 
 void PubSub::wake_next(std::string_view channel) {
@@ -261,6 +263,15 @@ void PubSub::perform_wake(std::string_view channel, Channel& entry, const WakeRu
     } else if (std::holds_alternative<WakeRules::wake_parked>(action)) {
       std::vector<std::uint64_t> wake;
       for (auto& waiter : entry.waiters) {
+        if (waiter.parked) wake.push_back(waiter.id);
+      }
+      // Each looked up afresh: an earlier wake-up may make waiters (and the entry) go.
+      for (auto id : wake) wake_one(channel, id, wake_cause::message);
+      return;
+    } else if (auto* some = std::get_if<WakeRules::wake_some>(&action)) {
+      std::vector<std::uint64_t> wake;
+      for (auto& waiter : entry.waiters) {
+        if (wake.size() >= some->count) break;
         if (waiter.parked) wake.push_back(waiter.id);
       }
       // Each looked up afresh: an earlier wake-up may make waiters (and the entry) go.

@@ -25,6 +25,7 @@ class WakeRules {
     std::string_view payload;
     std::uint32_t waiters = 0;
     std::uint32_t permits = 0;
+    std::uint32_t parked = 0;  // of the waiters, those asleep now
   };
   // A waiter that was woken by a message leaves without having used it (it
   // did not take the lock): the wake-up is someone else's now.
@@ -56,7 +57,10 @@ class WakeRules {
   struct wake_oldest {};   // the parked waiter that joined first; none: tell nobody_parked
   struct wake_parked {};   // every parked waiter, oldest first
   struct retry_now {};     // parking: do not sleep, re-try at once (a permit was used)
-  using action = std::variant<set_permits, owe_unparked, wake_oldest, wake_parked, retry_now>;
+  struct wake_some {       // the `count` parked waiters that joined first (at most those asleep)
+    std::uint32_t count = 0;
+  };
+  using action = std::variant<set_permits, owe_unparked, wake_oldest, wake_parked, retry_now, wake_some>;
   using actions = action_list<action, 2>;
 
   virtual ~WakeRules() = default;

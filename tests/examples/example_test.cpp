@@ -101,5 +101,17 @@ TEST(Examples, SentinelHoldsALockOnTheMasterTheSentinelsName) {
   EXPECT_GE(master.command_calls("evalsha") + master.command_calls("eval"), calls_before + 2);
 }
 
+TEST(Examples, SemaphoreKeepsAtMostTwoWorkersInsideAndLeavesItsPermits) {
+  RedisServer server;
+  auto run = run_program(WARDEN_EXAMPLE_SEMAPHORE, {server.url()}, 60s);
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  auto has = [&](const std::string& part) { return run.out.find(part) != std::string::npos; };
+  EXPECT_TRUE(has("at most 2 workers were inside at once")) << run.out;
+  EXPECT_TRUE(has("try_acquire_for(200ms) with none free: timed out")) << run.out;
+  EXPECT_TRUE(has("release(0): ")) << run.out;
+  RedisProbe probe(server);
+  EXPECT_EQ(probe.get("semaphore:partner-api"), "2");
+}
+
 }  // namespace
 }  // namespace warden::test

@@ -28,6 +28,10 @@ const std::vector<Piece>& pieces() {
       {"keep_hold", scripts::prelude::keep_hold, "keep_hold"},
       {"take_back", scripts::prelude::take_back, "take_back"},
       {"latch_guard", scripts::prelude::latch_guard, "latch_refusal"},
+      {"count_guard", scripts::prelude::count_guard, "count_refusal"},
+      {"pes_guard", scripts::prelude::pes_guard, "pes_refusal"},
+      {"server_clock", scripts::prelude::server_clock, "server_now_ms"},
+      {"reclaim", scripts::prelude::reclaim, "reclaim_expired"},
   };
   return all;
 }
@@ -113,6 +117,17 @@ TEST(LuaPrelude, TheScriptsThatShareCodeUseThePrelude) {
       {&scripts::fair_resolve_acquire, {"settle_check", "keep_hold", "take_back"}},
       {&scripts::rwlock_read_resolve, {"settle_check", "keep_hold"}},
       {&scripts::rwlock_write_resolve, {"settle_check", "keep_hold"}},
+      {&scripts::semaphore_acquire, {"cancel_check", "count_guard"}},
+      {&scripts::semaphore_settle, {"count_guard"}},
+      {&scripts::semaphore_release, {"count_guard"}},
+      {&scripts::semaphore_set, {"count_guard"}},
+      {&scripts::semaphore_read, {"count_guard"}},
+      {&scripts::pes_acquire, {"cancel_check", "pes_guard", "server_clock", "reclaim"}},
+      {&scripts::pes_release, {"pes_guard", "server_clock", "reclaim"}},
+      {&scripts::pes_update_lease, {"pes_guard", "server_clock", "reclaim"}},
+      {&scripts::pes_read, {"pes_guard", "server_clock", "reclaim"}},
+      {&scripts::pes_set, {"pes_guard", "server_clock", "reclaim"}},
+      {&scripts::pes_settle, {"pes_guard"}},
   };
   for (const auto& [script, uses] : wanted) {
     const scripts::Assembly* found = nullptr;

@@ -1,0 +1,125 @@
+// warden — distributed locks on Redis.
+// PermitExpirableSemaphore: a semaphore whose permits have ids and leases,
+// in Redisson's RPermitExpirableSemaphore layout.
+#pragma once
+
+#include <warden/export.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <warden/acquire_future.hpp>
+#include <warden/cancel.hpp>
+#include <warden/detail/duration.hpp>
+#include <warden/lock.hpp>
+#include <warden/lock_options.hpp>
+
+namespace warden {
+
+namespace detail {
+class PermitSemaphoreCore;
+struct access;  // the library's own way in (src/api/access.hpp)
+}  // namespace detail
+
+/// A semaphore named `name` whose permits each have an id and a lease, in
+/// Redisson's layout: the key `name` holds the free permits, the sorted set
+/// `{name}:timeout` the permits held (id → expiry, epoch ms, by the Redis
+/// server's clock). A permit whose lease ran out goes back to the pool when
+/// any call next touches the semaphore, so a holder that dies gives its
+/// permit back one lease later. Expiry is judged by the server's clock
+/// (TIME inside the scripts), never a client's: a client whose clock is
+/// wrong cannot free other holders' live permits.
+///
+/// Permit ids are 32 hex digits (16 random bytes). Every wait is woken by
+/// releases (pub/sub, channel `redisson_sc:{name}`) or, when nothing is
+/// published, at the earliest expiry the server named. Errors as
+/// Semaphore's: errc::invalid_argument for bad input (nothing sent),
+/// errc::wrong_type for keys of another kind (left as they are).
+class WARDEN_API PermitExpirableSemaphore {
+ public:
+  using milliseconds = std::chrono::milliseconds;  ///< The unit of the semaphore's times.
+
+  /// The semaphore's name (its key).
+  const std::string& name() const noexcept;
+
+  /// Takes a permit, waiting for ever; returns its id. options.lease() is
+  /// the permit's lease (unset: the permit never expires, as Redisson's
+  /// acquire() without a lease); options.cancel() ends the wait with
+  /// errc::cancelled; a wait in the options is errc::invalid_argument.
+  std::string acquire(const lock_options& options = {});
+
+  /// Takes a permit with a lease of `lease`, waiting for ever; returns its id.
+  template <class Rep, class Period>
+  std::string acquire(const std::chrono::duration<Rep, Period>& lease) {
+    return acquire(lock_options().with_lease(lease));
+  }
+
+  /// Takes a permit, waiting up to options.wait() (unset: one try); its id,
+  /// or nullopt when the wait ran out.
+  std::optional<std::string> try_acquire(const lock_options& options = {});
+
+  /// Takes a permit with a lease of `lease`, waiting up to `wait`.
+  template <class Rep1, class Period1, class Rep2, class Period2>
+  std::optional<std::string> try_acquire_for(const std::chrono::duration<Rep1, Period1>& wait,
+                                             const std::chrono::duration<Rep2, Period2>& lease) {
+    return try_acquire(lock_options().with_wait(wait).with_lease(lease));
+  }
+
+  /// Gives the permit `id` back. Throws errc::lease_expired when its lease
+  /// had run out, errc::not_owner when no such permit is held.
+  void release(const std::string& id);
+
+  /// Gives the permit `id` back; false when it is not held (or expired).
+  bool try_release(const std::string& id);
+
+  /// Sets the lease of the held permit `id` to `lease` from now (server
+  /// clock); false when it is not held.
+  template <class Rep, class Period>
+  bool update_lease_time(const std::string& id, const std::chrono::duration<Rep, Period>& lease) {
+    return update_lease_ms(id, detail::to_ms(lease));
+  }
+
+  /// The number of free permits (expired ones reclaimed first).
+  std::int64_t available_permits() const;
+  /// The number of permits held (expired ones reclaimed first).
+  std::int64_t acquired_permits() const;
+  /// Sets the permits to `permits` if the semaphore has none yet; false otherwise.
+  bool try_set_permits(std::int64_t permits);
+  /// Makes free + held permits equal `permits`, changing the free count.
+  void set_permits(std::int64_t permits);
+
+  /// acquire(options) as a future: its id. If the future is destroyed before
+  /// get() and a permit was taken, it is released.
+  AcquireFuture<std::string> acquire_async(const lock_options& options = {});
+  /// acquire(options) with a completion callback (I/O thread).
+  void acquire_async(const lock_options& options, completion<std::string> done);
+  /// try_acquire(options) as a future.
+  AcquireFuture<std::optional<std::string>> try_acquire_async(const lock_options& options = {});
+  /// try_acquire(options) with a completion callback (I/O thread).
+  void try_acquire_async(const lock_options& options, completion<std::optional<std::string>> done);
+  /// release(id) as a future.
+  std::future<void> release_async(const std::string& id);
+  /// release(id) with a completion callback (I/O thread).
+  void release_async(const std::string& id, completion<void> done);
+  /// try_release(id) as a future.
+  std::future<bool> try_release_async(const std::string& id);
+  /// try_release(id) with a completion callback (I/O thread).
+  void try_release_async(const std::string& id, completion<bool> done);
+  /// available_permits() as a future.
+  std::future<std::int64_t> available_permits_async() const;
+  /// acquired_permits() as a future.
+  std::future<std::int64_t> acquired_permits_async() const;
+
+ private:
+  friend struct detail::access;
+  explicit PermitExpirableSemaphore(std::shared_ptr<detail::PermitSemaphoreCore> core) noexcept;
+  bool update_lease_ms(const std::string& id, milliseconds lease);
+
+  std::shared_ptr<detail::PermitSemaphoreCore> core_;
+};
+
+}  // namespace warden
