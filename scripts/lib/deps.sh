@@ -24,6 +24,7 @@ WARDEN_TEST_PACKAGES=(
   doxygen      # docs.api-reference: scripts/api-docs, the API reference
   groff-base   # docs.man-page: renders warden-inspect's man page
   clang-format # style.format checks the layout of the C++ files
+  spin         # model.*: scripts/check-model checks the lock protocol's Promela model
 )
 WARDEN_BENCH_PACKAGES=(
   redis-server # the benchmark's server
