@@ -197,6 +197,23 @@ struct ReplicaSyncConfig {
   std::chrono::milliseconds timeout{1'000};
 };
 
+/// What the Client does about a server whose memory settings let it evict
+/// lock keys: `maxmemory` above 0 with a `maxmemory-policy` of `volatile-*`
+/// (every lock key has a TTL) or `allkeys-*`. Such a server deletes a held
+/// lock when it runs short of memory, and a second owner walks in. See
+/// docs/eviction.md.
+enum class eviction_guard_mode {
+  /// Said once per server (a warning in the log, Observer::on_eviction), and
+  /// again if the server stops being safe after it was; locks work as usual.
+  warn,
+  /// Said as for warn, and every acquire routed to that server fails unsent
+  /// with errc::eviction_possible until the server's settings are safe again
+  /// (renewals and releases still go through).
+  refuse,
+  /// The server's memory settings are not read.
+  off,
+};
+
 /// \brief A Client's configuration: a plain struct, every field documented.
 struct WARDEN_API Config {
   // Every field is checked when a Client is constructed (see validate()); the
@@ -229,6 +246,19 @@ struct WARDEN_API Config {
   /// Replica acknowledgement of lock writes (WAIT); on by default for
   /// Sentinel and Cluster.
   ReplicaSyncConfig replica_sync;
+
+  /// What to do about a server that may evict lock keys (maxmemory with a
+  /// volatile-* or allkeys-* policy). Each master's `maxmemory` and
+  /// `maxmemory-policy` are read when its command connection is set up
+  /// (INFO memory, or CONFIG GET where the ACL allows only that), before any
+  /// lock command is written on it, and read again every
+  /// health_check_interval, so a policy changed at run time is noticed.
+  /// warn by default: it keeps every deployment that works today working
+  /// (managed services often ship volatile-lru with maxmemory set) and says
+  /// so; refuse makes a risky server an error. A server whose ACL denies both
+  /// reads is said once (log, Observer::on_eviction) and otherwise trusted.
+  /// See docs/eviction.md.
+  eviction_guard_mode eviction_guard = eviction_guard_mode::warn;
 
   /// Credentials sent with AUTH after every connect. An empty username with a
   /// password uses the legacy single-password AUTH; both set use an ACL user.

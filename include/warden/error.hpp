@@ -44,6 +44,10 @@ enum class errc {
                           ///< acquire in time (the message says how many of how many; the
                           ///< acquire was taken back), or a bounded wait ended while the master
                           ///< had fewer attached (its acquires were refused unsent)
+  eviction_possible,      ///< Config::eviction_guard refuse: the server the lock lives on may
+                          ///< evict lock keys (maxmemory with a volatile-* or allkeys-* policy);
+                          ///< the acquire was not sent. The message names the server, its
+                          ///< settings and Config::eviction_guard
 };
 
 /// The std::error_category of warden::errc; its name() is "warden".

@@ -175,6 +175,38 @@ struct ConnectionEvent {
   std::chrono::milliseconds retry_in{0};            ///< down, connect_failed: when the next attempt starts
 };
 
+/// What the eviction guard found on a server (Config::eviction_guard).
+enum class eviction_finding {
+  evictable,   ///< maxmemory > 0 and a volatile-* or allkeys-* policy: held locks may be evicted
+  safe,        ///< a server found evictable before is safe now (noeviction, or maxmemory 0)
+  unreadable,  ///< neither INFO memory nor CONFIG GET could be read (an ACL denies both)
+};
+
+/// "evictable", "safe", "unreadable".
+constexpr const char* to_string(eviction_finding finding) noexcept {
+  switch (finding) {
+    case eviction_finding::evictable:
+      return "evictable";
+    case eviction_finding::safe:
+      return "safe";
+    case eviction_finding::unreadable:
+      return "unreadable";
+  }
+  return "?";
+}
+
+/// The eviction guard's finding about one server: told when a server is first
+/// found evictable (and again each time it becomes so after being safe), when
+/// it becomes safe again, and once when its settings cannot be read.
+struct EvictionEvent {
+  std::string_view node;                                   ///< "host:port", or the unix socket's path
+  eviction_finding finding = eviction_finding::evictable;  ///< what was found
+  std::string_view policy;                                 ///< evictable, safe: the server's maxmemory-policy
+  unsigned long long maxmemory = 0;                        ///< evictable, safe: the server's maxmemory in bytes
+  bool refusing = false;    ///< evictable: acquires on this server fail (eviction_guard_mode::refuse)
+  std::string_view detail;  ///< unreadable: the server's refusals, in words
+};
+
 /// Callbacks a Client calls as things happen; each may be left empty (the
 /// default), which costs one test of an empty std::function where the event
 /// arises. Set them before constructing the Client (Config is copied).
@@ -202,6 +234,7 @@ struct Observer {
   std::function<void(const RenewalEvent&)> on_renewal;        ///< a renewal batch moved on
   std::function<void(const HoldLostEvent&)> on_hold_lost;     ///< a hold was lost
   std::function<void(const ConnectionEvent&)> on_connection;  ///< a connection changed state
+  std::function<void(const EvictionEvent&)> on_eviction;      ///< the eviction guard found something
 };
 
 }  // namespace warden

@@ -308,6 +308,10 @@ void Config::validate() const {
     default:
       bad_field("replica_sync.mode", fmt::format("{} is not a replica_sync_mode", static_cast<int>(replica_sync.mode)));
   }
+  if (eviction_guard != eviction_guard_mode::warn && eviction_guard != eviction_guard_mode::refuse &&
+      eviction_guard != eviction_guard_mode::off) {
+    bad_field("eviction_guard", fmt::format("{} is not an eviction_guard_mode", static_cast<int>(eviction_guard)));
+  }
   if (replica_sync.mode == replica_sync_mode::count && (replica_sync.replicas < 1 || replica_sync.replicas > 1000)) {
     bad_field("replica_sync.replicas", fmt::format("{} is outside [1, 1000]", replica_sync.replicas));
   }

@@ -48,6 +48,8 @@ class category final : public std::error_category {
         return "no server to route the command to";
       case errc::replica_sync_failed:
         return "too few replicas attached to the master or acknowledged the lock write";
+      case errc::eviction_possible:
+        return "the server may evict lock keys (Config::eviction_guard is refuse)";
     }
     return "unknown warden error";
   }

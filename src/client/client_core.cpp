@@ -40,6 +40,8 @@ ConnectionOptions connection_options(const Config& config, const std::string& cl
   options.client_name = "warden:" + client_id;
   options.log = config.logger;
   options.on_event = config.observer.on_connection;
+  options.eviction_guard = config.eviction_guard;
+  options.on_eviction = config.observer.on_eviction;
   return options;
 }
 
@@ -84,6 +86,7 @@ Config with_guarded_hooks(Config config) {
   guard_hook(hooks.on_renewal, "on_renewal", config.logger);
   guard_hook(hooks.on_hold_lost, "on_hold_lost", config.logger);
   guard_hook(hooks.on_connection, "on_connection", config.logger);
+  guard_hook(hooks.on_eviction, "on_eviction", config.logger);
   return config;
 }
 

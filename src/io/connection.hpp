@@ -54,6 +54,16 @@ struct ConnectionOptions {
   // Told when the connection comes up, drops, or fails to connect
   // (Observer::on_connection); may be empty.
   std::function<void(const ConnectionEvent&)> on_event;
+  // Reads made at the end of set-up, after AUTH/SELECT/CLIENT SETNAME and
+  // before anything queued is written: called with nullptr, then with each
+  // answer, it returns the next command to send, or an empty argv when
+  // done. Any reply is an answer (an error reply does not fail set-up; a
+  // transport failure drops the link as for set-up). Empty: none.
+  std::function<std::vector<std::string>(const Response* answer)> setup_reads;
+  // Not read by the connection: Config::eviction_guard and its observer
+  // hook, for the node that owns the connection (topology/eviction_watch).
+  eviction_guard_mode eviction_guard = eviction_guard_mode::off;
+  std::function<void(const EvictionEvent&)> on_eviction;
 };
 
 // Lives on and is used from the loop thread only.
@@ -132,6 +142,9 @@ class Connection : private Flushable {
   void on_read_failed(int status);
   void on_bytes(const char* data, std::size_t size);
   void setup();
+  // The next of ConnectionOptions::setup_reads after `answer` (nullptr:
+  // the first), or become_ready() when there is none.
+  void setup_read(const Response* answer);
   void become_ready();
   // `detail` is taken by value: callers pass text owned by what drop() resets
   // (the parser's error, the TLS session's).

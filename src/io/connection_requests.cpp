@@ -112,10 +112,27 @@ void Connection::setup() {
         drop(refusal.error, refusal.message);
         return;
       }
-      if (--setup_pending_ == 0) become_ready();
+      if (--setup_pending_ == 0) setup_read(nullptr);
     };
     write_request(id, request);
   }
+}
+
+void Connection::setup_read(const Response* answer) {
+  std::vector<std::string> argv;
+  if (options_.setup_reads) argv = options_.setup_reads(answer);
+  if (argv.empty()) return become_ready();
+  std::uint64_t id = next_id_++;
+  Request& request = requests_[id];
+  LinkProtocol::encode_command(argv, request.command);
+  request.deadline = clock::now() + options_.connect_timeout;
+  Socket* socket = socket_;
+  request.handler = [this, socket](Response&& response) {
+    if (socket_ != socket) return;  // that connection is gone already
+    if (response.error) return;     // a transport failure: the drop is handled already
+    setup_read(&response);
+  };
+  write_request(id, request);
 }
 
 void Connection::write_queued() {

@@ -1,5 +1,6 @@
 #include "topology/node.hpp"
 
+#include "topology/eviction_watch.hpp"
 #include "topology/synced_writes.hpp"
 
 #include <algorithm>
@@ -19,6 +20,19 @@ ConnectionOptions subscriber_options(const ConnectionOptions& options) {
 }
 
 }  // namespace
+
+// The command connection's options: with Config::eviction_guard on, its
+// set-up reads the server's memory settings (EvictionWatch), so they are
+// known before any lock command is written on it.
+ConnectionOptions Node::command_options(const ConnectionOptions& options) {
+  ConnectionOptions out = options;
+  if (options.eviction_guard != eviction_guard_mode::off) {
+    out.setup_reads = [this](const Response* answer) {
+      return eviction_ ? eviction_->setup_read(answer) : std::vector<std::string>{};
+    };
+  }
+  return out;
+}
 
 ConnectionOptions options_at(ConnectionOptions base, const NodeAddress& address) {
   base.host = address.host;
@@ -59,8 +73,12 @@ Node::Node(EventLoop& loop, const ConnectionOptions& options, ReplicaPolicy repl
       options_(options),
       log_(options.log),
       refused_backoff_(std::chrono::milliseconds{5}, std::chrono::milliseconds{500}, std::random_device{}()),
-      commands_(loop, options) {
+      commands_(loop, command_options(options)) {
   if (replicas.on()) synced_ = std::make_unique<SyncedWrites>(loop, options, replicas, commands_);
+  if (options.eviction_guard != eviction_guard_mode::off) {
+    eviction_ = std::make_unique<EvictionWatch>(loop, options, commands_.server());
+    eviction_->watch(commands_);
+  }
 }
 
 Node::~Node() = default;
@@ -98,6 +116,7 @@ void Node::close() {
   closed_ = true;
   if (pubsub_) pubsub_->close();
   if (synced_) synced_->close();
+  if (eviction_) eviction_->close();
   commands_.close();
   fail_backing_off(Response{make_error_code(errc::shut_down), {}});
 }
@@ -108,6 +127,7 @@ void Node::retire(const std::string& why) {
   retired_ = true;
   if (pubsub_) pubsub_->retire();
   if (synced_) synced_->retire(why);
+  if (eviction_) eviction_->close();
   commands_.retire(why);
   Response not_run{make_error_code(errc::connection_lost), {}};
   not_run.not_run = true;
@@ -150,6 +170,14 @@ void Node::send(Command command, clock::time_point deadline, bool idempotent, Co
 }
 
 void Node::send_attempt(std::shared_ptr<Attempt> attempt) {
+  if (attempt->wait == replica_wait::hold && eviction_ && eviction_->refusing()) {
+    // Config::eviction_guard refuse: an acquire is not sent to a server that
+    // may evict the hold it would take. Not "did not run" (nothing is
+    // retried): the acquire fails with the cause.
+    Response refused{make_error_code(errc::eviction_possible), {}};
+    refused.detail = eviction_->refusal();
+    return attempt->handler(std::move(refused));
+  }
   // The connection gets a copy of the bytes; ours stay for a resend.
   auto answered = [this, attempt](Response&& response) {
     auto kind = classify(response.reply);

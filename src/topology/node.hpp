@@ -19,6 +19,7 @@
 
 namespace warden::detail {
 
+class EvictionWatch;
 class SyncedWrites;
 
 class Node final : public ServerLinks {
@@ -80,6 +81,7 @@ class Node final : public ServerLinks {
 
  private:
   struct Attempt;
+  ConnectionOptions command_options(const ConnectionOptions& options);
   void send_attempt(std::shared_ptr<Attempt> attempt);
   void fail_backing_off(const Response& response);
 
@@ -92,7 +94,8 @@ class Node final : public ServerLinks {
   std::unordered_map<TimerQueue::id, std::shared_ptr<Attempt>> backing_off_;
   Connection commands_;
   std::unique_ptr<PubSub> pubsub_;
-  std::unique_ptr<SyncedWrites> synced_;  // replica_sync on
+  std::unique_ptr<SyncedWrites> synced_;     // replica_sync on
+  std::unique_ptr<EvictionWatch> eviction_;  // eviction_guard on
   bool sharded_ = false;
   bool started_ = false;
   bool closed_ = false;
