@@ -70,8 +70,8 @@ coro_result run_coro_scenario(warden::Client& client, const std::string& name, c
     s.in_window = true;
     cpu_start = process_cpu_s();
     start = std::chrono::steady_clock::now();
-    window.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        std::chrono::duration<double>(duration_s)));
+    window.expires_after(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(duration_s)));
     window.async_wait([&](std::error_code) {
       s.in_window = false;
       s.stopping = true;
