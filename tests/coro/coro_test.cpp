@@ -177,11 +177,13 @@ TEST(CoroAwaitable, AHoldWhoseResumptionIsDroppedIsGivenBack) {
   Lock lock = client.get_lock("coro:dropped");
   std::promise<void> dropped;
   coro::executor dropping = [&](std::function<void()>) { dropped.set_value(); };  // never runs it
+  long long scripts_before = probe.script_calls();
   auto body = [&]() -> task { co_await coro::lock(lock, task_owner(), dropping); };
   task t = body();  // suspended for good
   ASSERT_EQ(dropped.get_future().wait_for(10s), std::future_status::ready);
-  // The lock was taken (the executor was asked to resume) and given back.
-  EXPECT_TRUE(eventually([&] { return !probe.exists("coro:dropped"); }));
+  // The lock was taken (the executor was asked to resume) and given back:
+  // an acquire script and a release script ran, and the key is gone.
+  EXPECT_TRUE(eventually([&] { return !probe.exists("coro:dropped") && probe.script_calls() >= scripts_before + 2; }));
   t.frame.destroy();
 }
 
