@@ -19,6 +19,7 @@
 
 #include <warden/warden.hpp>
 
+#include "coro_scenario.hpp"
 #include "hiredis_loop.hpp"
 #include "lock/keys.hpp"
 #include "lock_kinds.hpp"
@@ -395,6 +396,39 @@ int run(const options& opts) {
   for (const auto& spec : specs) {
     fmt::print(stderr, "running {} ({}) for {:g} s...\n", spec.name, spec.description, opts.duration_s);
     report.results.push_back(run_scenario(client, spec, settings));
+  }
+  // S1 and S3 again through coroutines on one io_context (<warden/asio.hpp>),
+  // beside their blocking figures: pairs/s and client CPU per pair.
+  for (const auto& blocking : report.results) {
+    if (blocking.spec.name != "S1" && blocking.spec.name != "S3") continue;
+    if (!coro_scenarios_built()) {
+      report.notes.push_back(blocking.spec.name + " through coroutines: not built (standalone Asio was not found).");
+      continue;
+    }
+    const bool s1 = blocking.spec.name == "S1";
+    const std::string name = blocking.spec.name + "co";
+    const unsigned coroutines = s1 ? 1 : contended_threads;
+    std::vector<std::string> names;
+    for (unsigned i = 0; i < blocking.spec.locks; ++i) {
+      names.push_back(target.place(fmt::format("{}{}:{}", key_prefix, name, i), i));
+    }
+    const std::string description = fmt::format("{} coroutine{}, {} lock{}, one io_context on one thread", coroutines,
+                                                coroutines == 1 ? "" : "s", names.size(), names.size() == 1 ? "" : "s");
+    fmt::print(stderr, "running {} ({}) for {:g} s...\n", name, description, opts.duration_s);
+    const coro_result c = run_coro_scenario(client, name, description, coroutines, names, opts.duration_s);
+    auto cpu_per_pair_us = [](double cpu_s, std::uint64_t pairs) {
+      return cpu_s >= 0 && pairs > 0 ? fmt::format("{:.1f} µs", cpu_s * 1e6 / static_cast<double>(pairs))
+                                     : std::string("n/a");
+    };
+    report.notes.push_back(
+        fmt::format("{} ({}): {:.0f} pairs/s, client CPU {} per pair; blocking {} ({}): {:.0f} pairs/s, {} per pair.{}",
+                    name, description, c.pairs_per_s, cpu_per_pair_us(c.client_cpu_s, c.pairs_in_window),
+                    blocking.spec.name, blocking.spec.description, blocking.pairs_per_s,
+                    cpu_per_pair_us(blocking.client_cpu_s, blocking.pairs_in_window),
+                    c.errors + c.overlaps == 0
+                        ? std::string()
+                        : fmt::format(" {} errors (first: {}), {} overlaps.", c.errors, c.first_error, c.overlaps)));
+    failed = failed || c.errors + c.overlaps != 0;
   }
 
   report.load_at_end = load_average();

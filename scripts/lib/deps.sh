@@ -25,6 +25,8 @@ WARDEN_TEST_PACKAGES=(
   groff-base   # docs.man-page: renders warden-inspect's man page
   clang-format # style.format checks the layout of the C++ files
   spin         # model.*: scripts/check-model checks the lock protocol's Promela model
+  libasio-dev  # optional: standalone Asio for <warden/asio.hpp>'s tests and example (skipped without it)
+  clang        # asio.ClangCompilesTheCxx20Layer: the C++20 layer with clang++ too (Debian 12: clang 14)
 )
 WARDEN_BENCH_PACKAGES=(
   redis-server # the benchmark's server

@@ -1,0 +1,86 @@
+// Shared set-up for the Asio tests: an io_context run by N threads, and a way
+// to run a coroutine on it and wait for its end from the test's thread.
+#pragma once
+
+#include <warden/asio.hpp>
+#include <warden/warden.hpp>
+
+#include <asio/co_spawn.hpp>
+#include <asio/detached.hpp>
+#include <asio/io_context.hpp>
+#include <asio/use_awaitable.hpp>
+#include <asio/use_future.hpp>
+
+#include <chrono>
+#include <exception>
+#include <future>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_env.hpp"
+
+namespace warden::test {
+
+// An io_context kept running by `threads` threads until the object goes.
+class Runner {
+ public:
+  explicit Runner(int threads = 1) : work_(context.get_executor()) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { context.run(); });
+  }
+  ~Runner() {
+    work_.reset();
+    context.stop();
+    for (auto& thread : threads_) thread.join();
+  }
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Runs `coroutine` (a function returning an asio::awaitable<T>, e.g. a
+  // lambda, which co_spawn keeps alive until it ends; or an awaitable) on
+  // the context; the future throws what it threw.
+  template <class Coroutine>
+  auto spawn(Coroutine&& coroutine) {
+    return asio::co_spawn(context, std::forward<Coroutine>(coroutine), asio::use_future);
+  }
+
+  bool is_worker() const {
+    for (auto& thread : threads_) {
+      if (thread.get_id() == std::this_thread::get_id()) return true;
+    }
+    return false;
+  }
+
+  asio::io_context context;
+
+ private:
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  std::vector<std::thread> threads_;
+};
+
+// The keys a finished run leaves in Redis that it should not: anything but a
+// release's result (redisson_unlock_latch:..., kept briefly: it must have a
+// TTL) and a fenced lock's token counter (which must only ever rise).
+template <class Probe>
+std::vector<std::string> left_behind(Probe& probe) {
+  std::vector<std::string> out;
+  for (auto& key : probe.keys("*")) {
+    bool latch = key.rfind("redisson_unlock_latch:", 0) == 0 && probe.pttl(key) > 0;
+    bool counter = key.rfind("redisson_lock_token:", 0) == 0;
+    if (!latch && !counter) out.push_back(key);
+  }
+  return out;
+}
+
+// The future's value within `timeout`, or a test failure.
+template <class T>
+T get_within(std::future<T>& future, std::chrono::milliseconds timeout = 10s) {
+  if (future.wait_for(timeout) != std::future_status::ready) {
+    ADD_FAILURE() << "no completion within " << timeout.count() << " ms";
+    throw std::runtime_error("timed out");
+  }
+  return future.get();
+}
+
+}  // namespace warden::test

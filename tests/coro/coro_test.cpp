@@ -1,0 +1,191 @@
+// <warden/coro.hpp>: the C++20 awaitable without Asio, resumed through an
+// executor the caller supplies; real redis-server.
+#include <gtest/gtest.h>
+
+#include <warden/coro.hpp>
+#include <warden/warden.hpp>
+
+#include <condition_variable>
+#include <coroutine>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "redis_probe.hpp"
+#include "test_env.hpp"
+
+namespace warden::test {
+namespace {
+
+// One worker thread running what is posted to it, in order.
+class Worker {
+ public:
+  Worker() : thread_([this] { run(); }) {}
+  ~Worker() {
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  coro::executor executor() {
+    return [this](std::function<void()> job) {
+      {
+        std::lock_guard<std::mutex> guard(mutex_);
+        jobs_.push_back(std::move(job));
+      }
+      cv_.notify_all();
+    };
+  }
+  std::thread::id id() const { return thread_.get_id(); }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> guard(mutex_);
+    while (true) {
+      cv_.wait(guard, [&] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;
+      auto job = std::move(jobs_.front());
+      jobs_.pop_front();
+      guard.unlock();
+      job();
+      guard.lock();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// The smallest coroutine type: starts at once, reports its end (or what it
+// threw) through a std::future.
+struct task {
+  struct promise_type {
+    std::promise<void> done;
+    task get_return_object() {
+      return task{done.get_future(), std::coroutine_handle<promise_type>::from_promise(*this)};
+    }
+    std::suspend_never initial_suspend() noexcept { return {}; }
+    std::suspend_never final_suspend() noexcept { return {}; }
+    void return_void() { done.set_value(); }
+    void unhandled_exception() { done.set_exception(std::current_exception()); }
+  };
+  std::future<void> finished;
+  std::coroutine_handle<> frame;  // valid only while the coroutine is suspended
+};
+
+void wait_for(task& t) {
+  ASSERT_EQ(t.finished.wait_for(10s), std::future_status::ready);
+  t.finished.get();
+}
+
+TEST(CoroAwaitable, LocksReentersAndUnlocksResumingOnTheGivenExecutor) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  Lock lock = client.get_lock("coro:lock");
+  Worker worker;
+  auto post = worker.executor();
+  auto body = [&]() -> task {
+    task_owner me;
+    co_await coro::lock(lock, me, post);
+    EXPECT_EQ(std::this_thread::get_id(), worker.id());
+    EXPECT_TRUE(lock.is_held(me));  // a blocking call: not on warden's I/O thread
+    bool again = co_await coro::try_lock(lock, me, post, lock_options().with_wait(0ms));
+    EXPECT_TRUE(again);
+    EXPECT_EQ(lock.hold_count(me), 2);
+    co_await coro::unlock(lock, me, post);
+    co_await coro::unlock(lock, me, post);
+    EXPECT_EQ(std::this_thread::get_id(), worker.id());
+  };
+  task t = body();
+  wait_for(t);
+  EXPECT_FALSE(probe.exists("coro:lock"));
+}
+
+TEST(CoroAwaitable, FencedAndCompositeKinds) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  FencedLock fenced = client.get_fenced_lock("coro:fenced");
+  MultiLock multi{client.get_lock("coro:m1"), client.get_lock("coro:m2")};
+  Worker worker;
+  auto post = worker.executor();
+  auto body = [&]() -> task {
+    task_owner me;
+    auto first = co_await coro::lock_and_get_token(fenced, me, post);
+    co_await coro::unlock(fenced, me, post);
+    auto second = co_await coro::try_lock_and_get_token(fenced, me, post, lock_options().with_wait(1s));
+    EXPECT_TRUE(second.has_value() && *second > first);
+    co_await coro::unlock(fenced, me, post);
+    co_await coro::lock(multi, me, post);
+    EXPECT_TRUE(probe.exists("coro:m1") && probe.exists("coro:m2"));
+    task_owner other;
+    bool taken = co_await coro::try_lock(multi, other, post, lock_options().with_wait(50ms));
+    EXPECT_FALSE(taken);
+    co_await coro::unlock(multi, me, post);
+  };
+  task t = body();
+  wait_for(t);
+  EXPECT_FALSE(probe.exists("coro:m1") || probe.exists("coro:m2"));
+}
+
+TEST(CoroAwaitable, ErrorsThrowWardenErrorAndAWrongOwnerIsRefused) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  probe.command({"SET", "coro:string", "x"});
+  Lock wrong = client.get_lock("coro:string");
+  Lock lock = client.get_lock("coro:owned");
+  Worker worker;
+  auto post = worker.executor();
+  auto body = [&]() -> task {
+    task_owner me;
+    task_owner other;  // another task on the same worker thread
+    try {
+      co_await coro::lock(wrong, me, post);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), errc::wrong_type);
+    }
+    co_await coro::lock(lock, me, post);
+    try {
+      co_await coro::unlock(lock, other, post);
+      ADD_FAILURE() << "released by another owner";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), errc::not_owner);
+    }
+    EXPECT_TRUE(lock.is_held(me));
+    co_await coro::unlock(lock, me, post);
+  };
+  task t = body();
+  wait_for(t);
+  EXPECT_EQ(probe.get("coro:string"), "x");
+  EXPECT_FALSE(probe.exists("coro:owned"));
+}
+
+TEST(CoroAwaitable, AHoldWhoseResumptionIsDroppedIsGivenBack) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  Lock lock = client.get_lock("coro:dropped");
+  std::promise<void> dropped;
+  coro::executor dropping = [&](std::function<void()>) { dropped.set_value(); };  // never runs it
+  long long scripts_before = probe.script_calls();
+  auto body = [&]() -> task { co_await coro::lock(lock, task_owner(), dropping); };
+  task t = body();  // suspended for good
+  ASSERT_EQ(dropped.get_future().wait_for(10s), std::future_status::ready);
+  // The lock was taken (the executor was asked to resume) and given back:
+  // an acquire script and a release script ran, and the key is gone.
+  EXPECT_TRUE(eventually([&] { return !probe.exists("coro:dropped") && probe.script_calls() >= scripts_before + 2; }));
+  t.frame.destroy();
+}
+
+}  // namespace
+}  // namespace warden::test
