@@ -314,7 +314,7 @@ int run_replica_mode(const options& opts) {
       wait_timeout.count()));
   notes.push_back(
       "Time per pair is the window ÷ the pairs done in it; the cost of WAIT per pair is that time with WAIT less "
-      "without, for the loop and for warden, from runs of the same process minutes apart. Pair latency is from "
+      "without, for the loop and for warden, from runs of the same process seconds apart. Pair latency is from "
       "lock()'s start to unlock()'s return (for the loop: the acquire sent to the release answered, WAITs "
       "included).");
   notes.push_back(
