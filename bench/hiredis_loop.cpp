@@ -115,6 +115,24 @@ hiredis_loop::hiredis_loop(const warden::Config& config, std::string lock_name, 
   }
 }
 
+void hiredis_loop::wait_after_writes(int replicas, std::chrono::milliseconds timeout) {
+  wait_replicas_ = replicas;
+  wait_args_ = {"WAIT", std::to_string(replicas), std::to_string(timeout.count())};
+  point_at(wait_args_, wait_argv_, wait_lens_);
+}
+
+std::string hiredis_loop::wait_for_replicas(const char* after) {
+  if (wait_replicas_ <= 0) return {};
+  redisContext* context = connection_.context();
+  reply_ptr waited = send(context, wait_argv_, wait_lens_);
+  if (!waited) return fmt::format("WAIT after {}: {}", after, context->errstr);
+  if (waited->type != REDIS_REPLY_INTEGER || waited->integer < wait_replicas_) {
+    return fmt::format("WAIT after {} answered {}, not {} (replicas acknowledged)", after, describe(*waited),
+                       wait_replicas_);
+  }
+  return {};
+}
+
 void hiredis_loop::fresh_id(std::string& key) {
   static constexpr char digits[] = "0123456789abcdef";
   char* at = key.data() + key.size() - id_length;
@@ -132,13 +150,14 @@ std::string hiredis_loop::pair() {
   if (acquired->type != REDIS_REPLY_NIL) {
     return fmt::format("acquire of {} answered {}, not nil (taken)", acquire_args_[3], describe(*acquired));
   }
+  if (auto problem = wait_for_replicas("the acquire"); !problem.empty()) return problem;
   fresh_id(release_args_[5]);
   reply_ptr released = send(context, release_argv_, release_lens_);
   if (!released) return fmt::format("release: {}", context->errstr);
   if (released->type != REDIS_REPLY_INTEGER || released->integer != 1) {
     return fmt::format("release of {} answered {}, not 1 (released)", release_args_[3], describe(*released));
   }
-  return {};
+  return wait_for_replicas("the release");
 }
 
 distribution hiredis_loop::ping_round_trip(unsigned samples) {

@@ -66,6 +66,13 @@ class hiredis_loop {
   hiredis_loop(const hiredis_loop&) = delete;
   hiredis_loop& operator=(const hiredis_loop&) = delete;
 
+  // From now on every EVALSHA is followed by WAIT `replicas` `timeout` on the
+  // same connection, as warden follows each lock write when replica
+  // acknowledgement is on (Config::replica_sync; SyncedWrites), and a pair
+  // counts only when each WAIT answered at least `replicas`. Zero replicas:
+  // no WAIT again.
+  void wait_after_writes(int replicas, std::chrono::milliseconds timeout);
+
   // Round trips of PING on this connection, one at a time, after a short
   // untimed warm-up: the machine's loopback round trip as hiredis sees it.
   distribution ping_round_trip(unsigned samples);
@@ -82,6 +89,10 @@ class hiredis_loop {
   // ones, else what went wrong.
   std::string pair();
 
+  // The WAIT after a write, when wait_after_writes() asked for one. Returns
+  // "" when it answered with enough replicas, else what went wrong.
+  std::string wait_for_replicas(const char* after);
+
   // Writes 32 fresh random hex digits over the last 32 characters of `key`,
   // as warden draws a new attempt id and release request id for every call.
   void fresh_id(std::string& key);
@@ -95,6 +106,10 @@ class hiredis_loop {
   std::vector<std::string> release_args_;
   std::vector<const char*> acquire_argv_, release_argv_;
   std::vector<std::size_t> acquire_lens_, release_lens_;
+  int wait_replicas_ = 0;  // 0: no WAIT
+  std::vector<std::string> wait_args_;
+  std::vector<const char*> wait_argv_;
+  std::vector<std::size_t> wait_lens_;
 };
 
 }  // namespace warden_bench

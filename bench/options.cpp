@@ -103,6 +103,9 @@ options parse_options(int argc, char** argv) {
     } else if (arg == "--spin") {
       no_value();
       opts.spin = true;
+    } else if (arg == "--replica") {
+      no_value();
+      opts.replica = true;
     } else if (arg == "--help" || arg == "-h") {
       no_value();
       opts.help = true;
@@ -116,6 +119,13 @@ options parse_options(int argc, char** argv) {
   }
   if (scale_mode && (opts.records_path || opts.fair || opts.spin)) {
     throw usage_error("--records, --fair and --spin belong to the scenarios, not to --scale/--waiters");
+  }
+  if (opts.replica && (scale_mode || opts.cluster || opts.url)) {
+    throw usage_error(
+        "--replica starts a throw-away server and its replica itself: no --url, --cluster, --scale or --waiters");
+  }
+  if (opts.replica && (opts.records_path || opts.fair || opts.spin)) {
+    throw usage_error("--records, --fair and --spin belong to the scenarios, not to --replica");
   }
   if (opts.cluster && opts.url) {
     throw usage_error(
@@ -203,6 +213,26 @@ the loop's release sends the publish command warden uses there (SPUBLISH with
 shard channels). The 8-connection bound is redis-benchmark --cluster, its
 connections spread over the masters, a key on each. Server CPU and commands
 per pair are summed over the masters.
+
+Replica mode (issue 28; instead of the scenarios):
+  --replica           start a throw-away redis-server and one replica of it
+                      (--replicaof, on a free loopback port; the bench waits
+                      for master_link_status:up and a WAIT 1 that counts it,
+                      and stops it by pid at exit). Then, in this order, each
+                      for --duration: the plain-hiredis loop back to back;
+                      the same loop with WAIT 1 <timeout> after each EVALSHA
+                      (what warden sends after each lock write with replica
+                      acknowledgement on; <timeout> is
+                      ReplicaSyncConfig::timeout, 1000 ms); S1 on a Client
+                      with replica_sync off; S1 on a Client with
+                      replica_sync at_least_one (each Client made, warmed up
+                      and destroyed in turn). Reports pairs/s, pair latency,
+                      client and server CPU per pair, commands per pair
+                      (WAIT included) for each, warden's figures ÷ the
+                      loop's of the same kind, and the cost of WAIT per
+                      pair: the time per pair (1 ÷ pairs/s) and the client
+                      CPU per pair with WAIT less without, for the loop and
+                      for warden.
 
 Scale modes (issue 14; either or both instead of the scenarios, on one
 server, --url or a throw-away one):

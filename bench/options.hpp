@@ -19,6 +19,9 @@ struct options {
   bool fair = false;                                           // --fair
   bool spin = false;                                           // --spin
   bool help = false;                                           // --help
+  // --replica: the replica mode (issue 28) instead of the scenarios: a
+  // throw-away server with one replica, and the cost of WAIT per pair.
+  bool replica = false;
   // The scale modes (issue 14); either or both replace the scenarios above.
   std::optional<std::size_t> scale;    // --scale H: hold H locks
   std::optional<std::size_t> waiters;  // --waiters N: N parked waiters

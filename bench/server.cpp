@@ -144,7 +144,7 @@ void kill_server_now() noexcept {
   }
 }
 
-std::unique_ptr<redis_server> redis_server::start(bool cluster_node) {
+std::unique_ptr<redis_server> redis_server::start(bool cluster_node, const std::vector<std::string>& extra_args) {
   const auto binary = find_on_path("redis-server");
   if (!binary) throw std::runtime_error("redis-server not found on PATH (or pass --url)");
 
@@ -185,6 +185,7 @@ std::unique_ptr<redis_server> redis_server::start(bool cluster_node) {
         args.push_back(a);
       }
     }
+    for (const std::string& a : extra_args) args.push_back(a);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -249,6 +250,41 @@ std::unique_ptr<redis_server> redis_server::start(bool cluster_node) {
   }
   server->stop();
   throw std::runtime_error(fmt::format("redis-server would not start; its log:\n{}", last_log));
+}
+
+std::unique_ptr<redis_server> redis_server::start_replica_of(std::uint16_t master_port) {
+  const std::string master_port_text = std::to_string(master_port);
+  auto replica = start(false, {"--replicaof", "127.0.0.1", master_port_text});
+  warden::Config replica_config;
+  replica_config.host = "127.0.0.1";
+  replica_config.port = replica->port();
+  warden::Config master_config = replica_config;
+  master_config.port = master_port;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::string last_problem = "no answer yet";
+  while (std::chrono::steady_clock::now() < deadline) {
+    try {
+      // The replica's side first: the initial sync is done and the stream of
+      // writes flows. Then the master's: a write followed by WAIT 1 comes
+      // back acknowledged, which is what the bench's WAITs will ask for.
+      auto on_replica = redis_sync::connect(replica_config, std::chrono::seconds(1));
+      if (on_replica.command({"INFO", "replication"}).find("master_link_status:up") == std::string::npos) {
+        last_problem = "master_link_status is not up";
+      } else {
+        auto on_master = redis_sync::connect(master_config, std::chrono::seconds(2));
+        on_master.command({"SET", "warden-bench:replica-probe", "1", "PX", "1000"});
+        if (on_master.command({"WAIT", "1", "1000"}) == "1") return replica;
+        last_problem = "WAIT 1 1000 on the master did not count it";
+      }
+    } catch (const std::exception& e) {
+      last_problem = e.what();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const std::string log = read_file(replica->log_path_);
+  replica->stop();
+  throw std::runtime_error(fmt::format("the replica of 127.0.0.1:{} did not come up within 10 s ({}); its log:\n{}",
+                                       master_port, last_problem, log));
 }
 
 void redis_server::stop() noexcept {

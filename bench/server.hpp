@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <sys/types.h>
 
@@ -23,7 +24,17 @@ class redis_server {
   // directory and its cluster bus on a free port of its own (the default,
   // port + 10000, may be taken or past 65535); it serves no slot until it is
   // given some (see bench_cluster).
-  static std::unique_ptr<redis_server> start(bool cluster_node = false);
+  // `extra_args` go on the command line after the bench's own (e.g.
+  // "--replicaof 127.0.0.1 <port>").
+  static std::unique_ptr<redis_server> start(bool cluster_node = false,
+                                             const std::vector<std::string>& extra_args = {});
+
+  // Starts a replica of the server on `master_port` (127.0.0.1), as start()
+  // does, and waits until its link to the master is up (INFO replication:
+  // master_link_status:up) and the master counts it in WAIT. Throws
+  // std::runtime_error with the replica's log when it does not get there
+  // within 10 s.
+  static std::unique_ptr<redis_server> start_replica_of(std::uint16_t master_port);
 
   ~redis_server() { stop(); }
   redis_server(const redis_server&) = delete;
