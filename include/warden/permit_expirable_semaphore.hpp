@@ -7,18 +7,40 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 
 #include <warden/acquire_future.hpp>
 #include <warden/cancel.hpp>
 #include <warden/detail/duration.hpp>
 #include <warden/lock.hpp>
+#include <warden/lock_lost.hpp>
 #include <warden/lock_options.hpp>
 
 namespace warden {
+
+/// \brief What a permit-lost listener is told
+/// (PermitExpirableSemaphore::subscribe_lost()).
+struct WARDEN_API PermitLost {
+  /// The semaphore the permit was taken from.
+  std::string semaphore_name;
+  /// The lost permit's id, as acquire() returned it.
+  std::string permit_id;
+  /// errc::lease_expired (gone on the server: expired, reclaimed, or
+  /// released by someone else), a connection error when no renewal could be
+  /// confirmed for a whole lease, or errc::replica_sync_failed.
+  std::error_code cause;
+  /// Names the semaphore, the server and the permit.
+  std::string message;
+};
+
+/// \brief A permit-lost listener. Runs on a Client's I/O thread, as a
+/// lost-lock listener does (see lost_listener): it must not block.
+using permit_lost_listener = std::function<void(const PermitLost&)>;
 
 namespace detail {
 class PermitSemaphoreCore;
@@ -34,6 +56,15 @@ struct access;  // the library's own way in (src/api/access.hpp)
 /// (TIME inside the scripts), never a client's: a client whose clock is
 /// wrong cannot free other holders' live permits.
 ///
+/// A permit taken without a lease is kept alive by the Client's watchdog:
+/// its expiry is Config::lock_watchdog_timeout from now (server clock),
+/// pushed on every third of that while the Client lives, in the batches the
+/// watchdog renews lock holds in. It comes back to the pool one lease after
+/// its holder dies (or loses its connection for a lease) and is never
+/// reclaimed while the holder lives; a renewal that finds it gone tells the
+/// subscribe_lost() listeners. (Redisson's acquire() without a lease gives a
+/// permit that never expires, lost for good with a crashed holder.)
+///
 /// Permit ids are 32 hex digits (16 random bytes). Every wait is woken by
 /// releases (pub/sub, channel `redisson_sc:{name}`) or, when nothing is
 /// published, at the earliest expiry the server named. Errors as
@@ -47,9 +78,9 @@ class WARDEN_API PermitExpirableSemaphore {
   const std::string& name() const noexcept;
 
   /// Takes a permit, waiting for ever; returns its id. options.lease() is
-  /// the permit's lease (unset: the permit never expires, as Redisson's
-  /// acquire() without a lease); options.cancel() ends the wait with
-  /// errc::cancelled; a wait in the options is errc::invalid_argument.
+  /// the permit's fixed lease (unset: the watchdog keeps the permit, see
+  /// above); options.cancel() ends the wait with errc::cancelled; a wait in
+  /// the options is errc::invalid_argument.
   std::string acquire(const lock_options& options = {});
 
   /// Takes a permit with a lease of `lease`, waiting for ever; returns its id.
@@ -77,7 +108,8 @@ class WARDEN_API PermitExpirableSemaphore {
   bool try_release(const std::string& id);
 
   /// Sets the lease of the held permit `id` to `lease` from now (server
-  /// clock); false when it is not held.
+  /// clock); false when it is not held. A watchdog-kept permit is no longer
+  /// renewed: the lease set is its own.
   template <class Rep, class Period>
   bool update_lease_time(const std::string& id, const std::chrono::duration<Rep, Period>& lease) {
     return update_lease_ms(id, detail::to_ms(lease));
@@ -113,6 +145,13 @@ class WARDEN_API PermitExpirableSemaphore {
   std::future<std::int64_t> available_permits_async() const;
   /// acquired_permits() as a future.
   std::future<std::int64_t> acquired_permits_async() const;
+
+  /// Calls `listener` whenever a renewal by this Client's watchdog finds one
+  /// of the semaphore's watchdog-kept permits gone, or none could be
+  /// confirmed for a whole lease: the permit is no longer held. Heard
+  /// through every handle of this semaphore in this Client. The listener
+  /// stays registered while the returned subscription lives.
+  LostSubscription subscribe_lost(permit_lost_listener listener);
 
  private:
   friend struct detail::access;

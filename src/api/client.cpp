@@ -13,6 +13,7 @@
 #include "lock/fenced_lock_core.hpp"
 #include "lock/keys.hpp"
 #include "lock/lock_core.hpp"
+#include "lock/permit_keeper.hpp"
 #include "lock/permit_semaphore_core.hpp"
 #include "lock/read_write_lock_core.hpp"
 #include "lock/semaphore_core.hpp"
@@ -190,8 +191,13 @@ PermitExpirableSemaphore Client::get_permit_expirable_semaphore(std::string_view
   };
   if (name.empty()) refuse("a semaphore name must not be empty");
   if (auto problem = detail::keys::semaphore_name_problem(name)) refuse(*problem);
+  // The watchdog's side of the semaphore is shared by its handles in this
+  // client, so that any of them releases (and hears of the loss of) a
+  // permit another acquired.
+  auto keeper = core_->lock_core<detail::PermitKeeper>("permit_keeper", detail::keys::suffixed(name, "timeout"),
+                                                       std::string(name));
   return detail::access::make<PermitExpirableSemaphore>(
-      std::make_shared<detail::PermitSemaphoreCore>(core_, std::string(name)));
+      std::make_shared<detail::PermitSemaphoreCore>(core_, std::string(name), std::move(keeper)));
 }
 
 }  // namespace warden

@@ -10,6 +10,7 @@
 #include "api/synchronizer_calls.hpp"
 #include "base/limits.hpp"
 #include "lock/acquire_claim.hpp"
+#include "lock/permit_keeper.hpp"
 #include "lock/permit_semaphore_core.hpp"
 
 namespace warden {
@@ -260,6 +261,17 @@ std::future<std::int64_t> PermitExpirableSemaphore::available_permits_async() co
 std::future<std::int64_t> PermitExpirableSemaphore::acquired_permits_async() const {
   return as_future<std::int64_t, long long>(
       [&](sink<long long> out) { counting(core_, count_op::acquired, 0, std::move(out)); }, as_count);
+}
+
+LostSubscription PermitExpirableSemaphore::subscribe_lost(permit_lost_listener listener) {
+  if (!core_) throw Error(errc::invalid_argument, moved_from("subscribe_lost()"));
+  auto keeper = core_->keeper();
+  // The keeper's events carry the permit id where a lock's carry its name.
+  auto token = keeper->add_permit_listener(
+      [semaphore = keeper->semaphore(), listener = std::move(listener)](const LockLost& event) {
+        listener(PermitLost{semaphore, event.lock_name, event.cause, event.message});
+      });
+  return detail::access::subscription([keeper, token] { keeper->remove_permit_listener(token); });
 }
 
 }  // namespace warden

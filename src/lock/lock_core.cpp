@@ -241,4 +241,9 @@ void LockCore::notify_lost(const LockLost& event) const {
                          [client = client_](log_level level, const std::string& text) { client->log(level, text); });
 }
 
+void LockCore::hold_lost(thread_id owner, std::error_code cause, std::string_view why) {
+  notify_lost(
+      LockLost{name_key(), owner, cause, message(fmt::format("hold of {} lost: {}", client_->owner(owner), why))});
+}
+
 }  // namespace warden::detail

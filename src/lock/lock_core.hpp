@@ -125,6 +125,10 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   void remove_lost_listener(std::uint64_t token);
   // Logs the loss, then tells every listener. Never throws.
   void notify_lost(const LockLost& event) const;
+  // The watchdog found `owner`'s hold gone, or could not renew it for a
+  // whole lease (`why`): a lock tells its listeners (notify_lost). A kind
+  // whose holds are not a lock's (a watchdog-kept permit) tells its own.
+  virtual void hold_lost(thread_id owner, std::error_code cause, std::string_view why);
 
   // ---- kind: what differs between lock kinds ----
 

@@ -6,6 +6,7 @@
 
 #include "lock/keys.hpp"
 #include "lock/lock_host.hpp"
+#include "lock/permit_keeper.hpp"
 #include "lock/permit_source.hpp"
 #include "lock/semaphore_keys.hpp"
 #include "warden_scripts.hpp"
@@ -14,7 +15,8 @@ namespace warden::detail {
 namespace {
 
 // One acquire of a permit, as the wait for it asks for it: the attempt id
-// is the new permit's id.
+// is the new permit's id. It remembers when its last try was sent: a permit
+// the watchdog keeps was valid for its lease from then at least.
 class PermitSemaphoreTry final : public PermitSource {
  public:
   PermitSemaphoreTry(std::shared_ptr<PermitSemaphoreCore> core, std::optional<milliseconds> lease)
@@ -25,6 +27,7 @@ class PermitSemaphoreTry final : public PermitSource {
   std::string message(std::string_view what) const override { return core_->message(what); }
 
   ScriptCall try_call(const std::string& attempt, milliseconds mark_ttl) const override {
+    sent_ = clock::now();
     return {&scripts::pes_acquire,
             {core_->name_string(), std::string(core_->channel()), core_->timeouts(),
              keys::acquire_cancel(core_->name(), attempt)},
@@ -59,18 +62,23 @@ class PermitSemaphoreTry final : public PermitSource {
     });
   }
 
+  clock::time_point sent() const { return sent_; }
+
  private:
   std::shared_ptr<PermitSemaphoreCore> core_;
   std::optional<milliseconds> lease_;
+  mutable clock::time_point sent_{};  // try_call() is called just before each try is sent
 };
 
 }  // namespace
 
-PermitSemaphoreCore::PermitSemaphoreCore(std::shared_ptr<LockHost> client, std::string name)
+PermitSemaphoreCore::PermitSemaphoreCore(std::shared_ptr<LockHost> client, std::string name,
+                                         std::shared_ptr<PermitKeeper> keeper)
     : client_(std::move(client)),
       name_(std::move(name)),
       channel_(keys::semaphore_channel(name_)),
-      timeouts_(keys::suffixed(name_, "timeout")) {}
+      timeouts_(keys::suffixed(name_, "timeout")),
+      keeper_(std::move(keeper)) {}
 
 std::string PermitSemaphoreCore::message(std::string_view what) const {
   return fmt::format("warden: permit-expirable semaphore '{}' on {}: {}", name_, client_->topology().describe(name_),
@@ -81,12 +89,19 @@ const char* PermitSemaphoreCore::publish_command() const { return client_->topol
 
 void PermitSemaphoreCore::acquire(std::optional<milliseconds> lease, std::optional<milliseconds> wait,
                                   cancel_token cancel, acquire_done done) {
-  PermitSource::wait_for_permits(std::make_shared<PermitSemaphoreTry>(shared_from_this(), lease), wait,
-                                 std::move(cancel),
-                                 [done = std::move(done)](std::error_code error, bool acquired, const std::string& id,
-                                                          const std::string& message) {
-                                   done(error, acquired ? std::optional<std::string>(id) : std::nullopt, message);
-                                 });
+  // Without a lease, the permit gets the watchdog's (Config's
+  // lock_watchdog_timeout, as a lock's hold) and is renewed every third of
+  // it: it comes back one lease after this client dies, never before.
+  const bool kept = !lease;
+  auto attempt =
+      std::make_shared<PermitSemaphoreTry>(shared_from_this(), kept ? client_->config().lock_watchdog_timeout : *lease);
+  PermitSource::wait_for_permits(
+      attempt, wait, std::move(cancel),
+      [self = shared_from_this(), attempt, kept, done = std::move(done)](
+          std::error_code error, bool acquired, const std::string& id, const std::string& message) {
+        if (!error && acquired && kept) self->keeper_->keep(id, attempt->sent());
+        done(error, acquired ? std::optional<std::string>(id) : std::nullopt, message);
+      });
 }
 
 void PermitSemaphoreCore::run_counting(std::string_view what, const Script& script, std::vector<std::string> args,
@@ -117,14 +132,27 @@ void PermitSemaphoreCore::run_counting(std::string_view what, const Script& scri
 
 void PermitSemaphoreCore::release(const std::string& id, count_done done) {
   // Not re-sent after a lost reply: a second run would answer "not held".
+  keeper_->stop(id);
   run_counting("release", scripts::pes_release, {"", "", publish_command(), "", id}, false, replica_wait::keep,
-               std::move(done));
+               [keeper = keeper_, id, done = std::move(done)](std::error_code error, long long value,
+                                                              const std::string& message) {
+                 keeper->forget(id);
+                 done(error, value, message);
+               });
 }
 
 void PermitSemaphoreCore::update_lease(const std::string& id, std::optional<milliseconds> lease, count_done done) {
+  // A lease set by the caller is the permit's from now on: the watchdog
+  // lets go of it (before the call, so that no renewal stretches it).
+  keeper_->stop(id);
   run_counting("update_lease_time", scripts::pes_update_lease,
                {lease ? std::to_string(lease->count()) : std::string(), "", publish_command(), "", id}, true,
-               replica_wait::keep, std::move(done));
+               replica_wait::keep,
+               [keeper = keeper_, id, done = std::move(done)](std::error_code error, long long value,
+                                                              const std::string& message) {
+                 keeper->forget(id);
+                 done(error, value, message);
+               });
 }
 
 void PermitSemaphoreCore::available(count_done done) {

@@ -23,6 +23,7 @@
 namespace warden::detail {
 
 class LockHost;
+class PermitKeeper;
 
 class PermitSemaphoreCore : public std::enable_shared_from_this<PermitSemaphoreCore> {
  public:
@@ -32,7 +33,10 @@ class PermitSemaphoreCore : public std::enable_shared_from_this<PermitSemaphoreC
       std::function<void(std::error_code, const std::optional<std::string>& id, const std::string& message)>;
   using count_done = std::function<void(std::error_code, long long value, const std::string& message)>;
 
-  PermitSemaphoreCore(std::shared_ptr<LockHost> client, std::string name);
+  // `keeper`: the client's watchdog side of this semaphore (one per client
+  // and name, shared by every handle), which keeps permits taken without a
+  // lease alive.
+  PermitSemaphoreCore(std::shared_ptr<LockHost> client, std::string name, std::shared_ptr<PermitKeeper> keeper);
 
   std::string_view name() const { return name_; }
   const std::string& name_string() const { return name_; }
@@ -40,14 +44,16 @@ class PermitSemaphoreCore : public std::enable_shared_from_this<PermitSemaphoreC
   const SharedText& channel_text() const { return channel_; }
   const std::string& timeouts() const { return timeouts_; }
   LockHost& client() const { return *client_; }
+  const std::shared_ptr<PermitKeeper>& keeper() const { return keeper_; }
 
-  // A permit with `lease` (nullopt: no expiry), waiting up to `wait`
-  // (nullopt: for ever; zero: one try).
+  // A permit with `lease` (nullopt: the watchdog's lease, renewed every
+  // third of it while this client lives), waiting up to `wait` (nullopt: for
+  // ever; zero: one try).
   void acquire(std::optional<milliseconds> lease, std::optional<milliseconds> wait, cancel_token cancel,
                acquire_done done);
   // done(error, 1 released / 0 not held / -1 expired)
   void release(const std::string& id, count_done done);
-  // done(error, 1 set / 0 not held)
+  // done(error, 1 set / 0 not held). A kept permit is no longer renewed.
   void update_lease(const std::string& id, std::optional<milliseconds> lease, count_done done);
   void available(count_done done);
   void acquired(count_done done);
@@ -66,6 +72,7 @@ class PermitSemaphoreCore : public std::enable_shared_from_this<PermitSemaphoreC
   std::string name_;
   SharedText channel_;    // redisson_sc:{NAME}
   std::string timeouts_;  // {NAME}:timeout
+  std::shared_ptr<PermitKeeper> keeper_;
 };
 
 }  // namespace warden::detail

@@ -282,10 +282,7 @@ void Watchdog::report(const std::string& node, std::size_t count, clock::time_po
 
 void Watchdog::lose(const key& which, std::error_code cause, const std::string& why) {
   auto lock = book_.lose(which);
-  if (!lock) return;
-  LockLost event{lock->name_key(), which.second, cause,
-                 lock->message(fmt::format("hold of {} lost: {}", client_.owner(which.second), why))};
-  lock->notify_lost(event);
+  if (lock) lock->hold_lost(which.second, cause, why);
 }
 
 }  // namespace warden::detail

@@ -55,8 +55,13 @@ TEST_F(PermitExpirableSemaphoreTest, RedissonsLayoutByTheServersClock) {
   EXPECT_TRUE(std::regex_match(leased, std::regex("[0-9a-f]{32}"))) << leased;
   EXPECT_GE(score(probe, name, leased), before + 10'000);
   EXPECT_LE(score(probe, name, leased), after + 10'000);
+  before = server_ms(probe);
   std::string forever = semaphore.acquire();
-  EXPECT_EQ(score(probe, name, forever), 922337203685477LL);  // Redisson's "no expiry"
+  after = server_ms(probe);
+  // No lease: the watchdog's (Config::lock_watchdog_timeout, 30 s), renewed
+  // while this client lives, instead of Redisson's "no expiry" score.
+  EXPECT_GE(score(probe, name, forever), before + 30'000);
+  EXPECT_LE(score(probe, name, forever), after + 30'000);
   EXPECT_EQ(probe.get(name), "0");
   EXPECT_EQ(semaphore.available_permits(), 0);
   EXPECT_EQ(semaphore.acquired_permits(), 2);
@@ -182,7 +187,7 @@ TEST_F(PermitExpirableSemaphoreTest, AReleaseWakesAWaiterWithinARoundTripAndForm
   const std::string name = "pes:wake";
   PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore(name);
   semaphore.try_set_permits(1);
-  std::string held = semaphore.acquire();  // no expiry: only a release can free it
+  std::string held = semaphore.acquire();  // kept by the watchdog: only a release can free it
   auto waiting = semaphore.acquire_async(lock_options().with_lease(10s));
   ASSERT_TRUE(eventually([&] { return subscribers(probe, channel(name)) == 1; }));
   auto released = std::chrono::steady_clock::now();

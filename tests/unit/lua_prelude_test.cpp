@@ -128,6 +128,7 @@ TEST(LuaPrelude, TheScriptsThatShareCodeUseThePrelude) {
       {&scripts::pes_read, {"pes_guard", "server_clock", "reclaim"}},
       {&scripts::pes_set, {"pes_guard", "server_clock", "reclaim"}},
       {&scripts::pes_settle, {"pes_guard"}},
+      {&scripts::pes_renew, {"server_clock"}},
   };
   for (const auto& [script, uses] : wanted) {
     const scripts::Assembly* found = nullptr;
