@@ -19,8 +19,8 @@ EvictionWatch::EvictionWatch(EventLoop& loop, const ConnectionOptions& options, 
       server_(std::move(server)),
       log_(options.log),
       on_eviction_(options.on_eviction),
-      interval_(options.health_check_interval),
-      guard_(options.eviction_guard, options.health_check_interval) {}
+      guard_(options.eviction_guard, options.health_check_interval),
+      interval_(options.health_check_interval) {}
 
 EvictionWatch::~EvictionWatch() { close(); }
 
