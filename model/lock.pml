@@ -20,6 +20,8 @@
  *                   next acquire goes out before it is answered (no lane)
  *   NEG_NO_CANCEL   bug: a settle that finds the attempt did not take effect
  *                   sets no cancel mark
+ *   NEG_LAPSED_REENTRY  bug: the book adds a re-entrant level to a hold whose
+ *                   valid_until has passed
  *   MAXF            how many faults a run may contain (default 2)
  *   T               the last tick (default 5)
  */
@@ -317,10 +319,10 @@ inline forget() {
  * filed from an answer). Its key may have expired before the new acquire ran,
  * which then made a fresh hold of count 1, not a re-entry: a book that counted
  * the old levels would free the lock on the server with a release it thinks
- * leaves a level held. GAP_LAPSED_REENTRY: warden's HoldBook::acquired as it
- * is now, which adds the level to the lapsed hold and re-sets its valid_until. */
+ * leaves a level held (HoldBook::entering and HoldBook::acquired). NEG_LAPSED_REENTRY:
+ * the bug put back, the level added to the lapsed hold and its valid_until re-set. */
 inline drop_lapsed() {
-#ifndef GAP_LAPSED_REENTRY
+#ifndef NEG_LAPSED_REENTRY
   if :: held[c] > 0 && now >= vu[c] -> held[c] = 0 :: else -> skip fi
 #else
   skip
