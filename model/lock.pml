@@ -22,6 +22,7 @@
  *                   sets no cancel mark
  *   NEG_LAPSED_REENTRY  bug: the book adds a re-entrant level to a hold whose
  *                   valid_until has passed
+ *   NEG_STALE_KEEP  bug: a kept settle leaves the key's expiry as it stood
  *   MAXF            how many faults a run may contain (default 2)
  *   T               the last tick (default 5)
  */
@@ -155,10 +156,10 @@ inline s_settle(c, a, expected, keep) {
   :: else ->
     if
     :: keep -> rk = R_KEPT; marked = 1;
-#ifndef GAP_STALE_KEEP
-      kexp[MASTER] = now + L;              /* proposed keep_hold: the full lease again */
+#ifndef NEG_STALE_KEEP
+      kexp[MASTER] = now + L;              /* keep_hold: the whole lease again */
 #endif
-      /* GAP_STALE_KEEP: keep_hold as it is, the expiry as it stands */
+      /* NEG_STALE_KEEP: the expiry left as it stood (keep_hold before the fix) */
 #ifdef FENCED
       token[MASTER]++; rv = token[MASTER]  /* a kept hold draws a fresh token */
 #endif
