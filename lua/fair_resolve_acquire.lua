@@ -7,7 +7,8 @@
 -- KEYS[2]  redisson_lock__channel:{NAME}; the head is woken on "<KEYS[2]>:<head id>"
 -- KEYS[3]  redisson_lock_queue:{NAME}
 -- KEYS[4]  the attempt's cancel mark (see fair_acquire.lua)
--- ARGV[1]  lease (ms) to keep when holds remain after a take-back
+-- ARGV[1]  the attempt's lease (ms): what a kept hold gets again, and what a
+--          take-back leaves when holds remain
 -- ARGV[2]  owner
 -- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- ARGV[4]  wake-up message ("0")
@@ -21,7 +22,7 @@ if count == nil then
   return 0
 end
 if ARGV[6] == '1' then
-  keep_hold(KEYS[1])
+  keep_hold(KEYS[1], ARGV[1])
   return 1
 end
 -- The lock free again wakes the queue head.

@@ -1,4 +1,4 @@
---@prelude settle_check take_back
+--@prelude settle_check keep_hold take_back
 -- Settle a fenced-lock acquire attempt whose reply was lost: find out whether
 -- it took effect and, if so, keep it (with a token) or take it back; if not,
 -- make sure it never will. As lock_resolve_acquire.lua, plus the token.
@@ -6,7 +6,8 @@
 -- KEYS[2]  unlock channel
 -- KEYS[3]  redisson_lock_token:{NAME}
 -- KEYS[4]  the attempt's cancel mark (see lock_acquire.lua)
--- ARGV[1]  lease (ms) to keep when holds remain after a take-back
+-- ARGV[1]  the attempt's lease (ms): what a kept hold gets again, and what a
+--          take-back leaves when holds remain
 -- ARGV[2]  owner
 -- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- ARGV[4]  unlock message ("0")
@@ -30,6 +31,7 @@ if ARGV[6] == '1' then
     return redis.error_reply('WARDEN_WRONG_TYPE ' .. KEYS[3] .. ' is a ' .. token_type ..
       ' that is not a fencing token counter')
   end
+  keep_hold(KEYS[1], ARGV[1])
   return {1, redis.call('incr', KEYS[3])}
 end
 take_back(KEYS[1], ARGV[2], count, ARGV[1], function()

@@ -6,7 +6,8 @@
 -- KEYS[1]  lock name
 -- KEYS[2]  unlock channel
 -- KEYS[3]  the attempt's cancel mark (see lock_acquire.lua)
--- ARGV[1]  lease (ms) to keep when holds remain after a take-back
+-- ARGV[1]  the attempt's lease (ms): what a kept hold gets again, and what a
+--          take-back leaves when holds remain
 -- ARGV[2]  owner
 -- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- ARGV[4]  unlock message ("0"), or "" to publish nothing (SpinLock)
@@ -20,7 +21,7 @@ if count == nil then
   return 0
 end
 if ARGV[6] == '1' then
-  keep_hold(KEYS[1])
+  keep_hold(KEYS[1], ARGV[1])
   return 1
 end
 take_back(KEYS[1], ARGV[2], count, ARGV[1], function()

@@ -7,7 +7,8 @@
 -- KEYS[2]  channel redisson_rwlock:{NAME}
 -- KEYS[3]  this reader's hold keys prefix, "{NAME}:<owner>:rwlock_timeout"
 -- KEYS[4]  the attempt's cancel mark (see rwlock_read_acquire.lua)
--- ARGV[1]  "" (no lease)
+-- ARGV[1]  the attempt's lease (ms): what a kept hold's own key gets again (the
+--          hash keeps a longer TTL, as on a read acquire)
 -- ARGV[2]  owner (the reader field)
 -- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- ARGV[4]  unlock message ("0")
@@ -22,7 +23,8 @@ if count == nil then
   return 0
 end
 if ARGV[7] == '1' then
-  keep_hold(KEYS[1])
+  redis.call('set', KEYS[3] .. ':' .. count, 1, 'px', ARGV[1])
+  keep_hold(KEYS[1], ARGV[1], true)
   return 1
 end
 -- The longest TTL among the read holds that remain (this reader's hold

@@ -6,7 +6,9 @@
 -- KEYS[1]  lock name
 -- KEYS[2]  channel redisson_rwlock:{NAME}
 -- KEYS[3]  the attempt's cancel mark (see rwlock_write_acquire.lua)
--- ARGV[1]  lease (ms) to keep when write holds remain
+-- ARGV[1]  the attempt's lease (ms): what a kept hold gets again (the hash
+--          keeps a longer TTL, as on a write re-entry), and what a take-back
+--          leaves when write holds remain
 -- ARGV[2]  "<owner>:write" (the writer field)
 -- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- ARGV[4]  message when the last write hold goes ("1")
@@ -21,7 +23,7 @@ if count == nil then
   return 0
 end
 if ARGV[7] == '1' then
-  keep_hold(KEYS[1])
+  keep_hold(KEYS[1], ARGV[1], true)
   return 1
 end
 if count > 1 then

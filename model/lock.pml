@@ -20,6 +20,9 @@
  *                   next acquire goes out before it is answered (no lane)
  *   NEG_NO_CANCEL   bug: a settle that finds the attempt did not take effect
  *                   sets no cancel mark
+ *   NEG_LAPSED_REENTRY  bug: the book adds a re-entrant level to a hold whose
+ *                   valid_until has passed
+ *   NEG_STALE_KEEP  bug: a kept settle leaves the key's expiry as it stood
  *   MAXF            how many faults a run may contain (default 2)
  *   T               the last tick (default 5)
  */
@@ -153,10 +156,10 @@ inline s_settle(c, a, expected, keep) {
   :: else ->
     if
     :: keep -> rk = R_KEPT; marked = 1;
-#ifndef GAP_STALE_KEEP
-      kexp[MASTER] = now + L;              /* proposed keep_hold: the full lease again */
+#ifndef NEG_STALE_KEEP
+      kexp[MASTER] = now + L;              /* keep_hold: the whole lease again */
 #endif
-      /* GAP_STALE_KEEP: keep_hold as it is, the expiry as it stands */
+      /* NEG_STALE_KEEP: the expiry left as it stood (keep_hold before the fix) */
 #ifdef FENCED
       token[MASTER]++; rv = token[MASTER]  /* a kept hold draws a fresh token */
 #endif
@@ -317,10 +320,10 @@ inline forget() {
  * filed from an answer). Its key may have expired before the new acquire ran,
  * which then made a fresh hold of count 1, not a re-entry: a book that counted
  * the old levels would free the lock on the server with a release it thinks
- * leaves a level held. GAP_LAPSED_REENTRY: warden's HoldBook::acquired as it
- * is now, which adds the level to the lapsed hold and re-sets its valid_until. */
+ * leaves a level held (HoldBook::entering and HoldBook::acquired). NEG_LAPSED_REENTRY:
+ * the bug put back, the level added to the lapsed hold and its valid_until re-set. */
 inline drop_lapsed() {
-#ifndef GAP_LAPSED_REENTRY
+#ifndef NEG_LAPSED_REENTRY
   if :: held[c] > 0 && now >= vu[c] -> held[c] = 0 :: else -> skip fi
 #else
   skip

@@ -159,7 +159,11 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     // The count this owner will have if the attempt takes effect: what
     // settling a lost reply compares against. Inside the lane nothing else
     // of this owner changes it meanwhile.
-    expected_count_ = client().holds().count(*lock_, owner_id_) + 1;
+    // A hold whose valid_until has passed is lost, not re-entered
+    // (HoldBook::entering).
+    auto entering = client().holds().entering(*lock_, owner_id_, clock::now());
+    report_lapsed(std::move(entering.lapsed));
+    expected_count_ = entering.levels + 1;
     attempt_ = AttemptId::random();
     ++tally_.attempts;
     auto sent = step.sent;
@@ -268,6 +272,18 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
       }
     }
     feed(settled, &response);
+  }
+
+  // The owner's earlier hold had lapsed (its valid_until passed) before this
+  // acquire counted on it, and no timer had reported it yet: its listeners
+  // hear of it as from the watchdog. Posted, so that their code runs outside
+  // this op's step.
+  void report_lapsed(std::shared_ptr<LockCore> lapsed) {
+    if (!lapsed) return;
+    LockLost event{lapsed->name_key(), owner_id_, make_error_code(errc::lease_expired),
+                   lapsed->message(fmt::format("hold of {} lost: its lease ran out before it was entered again",
+                                               client().owner(owner_id_)))};
+    client().post([lapsed = std::move(lapsed), event = std::move(event)] { lapsed->notify_lost(event); });
   }
 
   // A try fell short of Config::replica_sync: why (for the failure's
@@ -449,7 +465,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     if (auto& state = cancel_access::state(cancel_)) state->remove(cancel_handle_);
     leave_waiters(step.pass_wake);
     client().untrack(static_cast<ShutdownHook&>(*this));
-    if (acquired) client().holds().acquired(lock_, owner_id_, lease(), acquired_sent_);
+    if (acquired) report_lapsed(client().holds().acquired(lock_, owner_id_, lease(), acquired_sent_));
     if (acquired && fenced_ && fenced_->token) fenced_->on_token(*fenced_->token);
     report_acquire(*lock_, owner_id_, tally_, acquired, error);
     std::optional<ScriptCall> give_up;

@@ -63,12 +63,41 @@ HoldBook::Due HoldBook::taken(Hold& hold) {
 
 bool HoldBook::Hold::watchdog_mode() const { return levels.find(watchdog_level) != std::string::npos; }
 
-void HoldBook::acquired(const std::shared_ptr<LockCore>& lock, thread_id owner, std::optional<milliseconds> lease,
-                        clock::time_point sent) {
+std::shared_ptr<LockCore> HoldBook::lose_locked(hold_map::iterator it) {
+  auto lock = it->second.lock;
+  auto which = it->first;  // erase() destroys the hold and its key
+  erase(it);
+  lost_[which] = lock;
+  return lock;
+}
+
+std::shared_ptr<LockCore> HoldBook::drop_lapsed(const key& which, clock::time_point now) {
+  auto it = holds_.find(which);
+  if (it == holds_.end() || now < it->second.valid_until) return nullptr;
+  return lose_locked(it);
+}
+
+HoldBook::Entering HoldBook::entering(const LockCore& lock, thread_id owner, clock::time_point now) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  key which{&lock, owner};
+  Entering found;
+  found.lapsed = drop_lapsed(which, now);
+  auto it = holds_.find(which);
+  if (it != holds_.end()) found.levels = static_cast<int>(it->second.levels.size());
+  return found;
+}
+
+std::shared_ptr<LockCore> HoldBook::acquired(const std::shared_ptr<LockCore>& lock, thread_id owner,
+                                             std::optional<milliseconds> lease, clock::time_point sent,
+                                             clock::time_point now) {
   key which{lock.get(), owner};
   auto lease_ms = lease.value_or(watchdog_lease_);
+  std::shared_ptr<LockCore> lapsed;
   {
     std::lock_guard<std::mutex> guard(mutex_);
+    // A lapsed hold's levels are not this acquire's to add to: its key may
+    // have expired before the acquire ran and made a fresh hold.
+    lapsed = drop_lapsed(which, now);
     lost_.erase(which);
     Hold& hold = holds_[which];
     if (!hold.lock) {
@@ -85,6 +114,7 @@ void HoldBook::acquired(const std::shared_ptr<LockCore>& lock, thread_id owner, 
     // A re-entrant level keeps the hold's place in the wheel.
     if (!hold.linked()) file(hold, sent + period_);
   }
+  return lapsed;
 }
 
 std::chrono::milliseconds HoldBook::releasing(const LockCore& lock, thread_id owner) {
@@ -271,11 +301,7 @@ std::shared_ptr<LockCore> HoldBook::lose(const key& which) {
   std::lock_guard<std::mutex> guard(mutex_);
   auto it = holds_.find(which);
   if (it == holds_.end()) return nullptr;
-  auto lock = it->second.lock;
-  auto which_copy = which;  // `which` may be the erased hold's own key
-  erase(it);
-  lost_[which_copy] = lock;
-  return lock;
+  return lose_locked(it);  // copies `which` first: it may be the erased hold's own key
 }
 
 void HoldBook::clear() {

@@ -74,10 +74,26 @@ class HoldBook {
 
   // ---- what lock cores record; loop thread ----
 
+  // What an acquire of `owner` sent at `now` finds in the book: the levels it
+  // re-enters (the count a settle of its lost answer compares against, less
+  // one), and the lock of a hold it found lapsed. A hold whose valid_until has
+  // passed but that no timer has reported lost yet is lost here, as lose()
+  // does (the caller tells its listeners): its key may expire before the
+  // acquire runs, which then makes a fresh hold of count 1, so the old levels
+  // must not be counted (model/lock.pml, drop_lapsed).
+  struct Entering {
+    int levels = 0;
+    std::shared_ptr<LockCore> lapsed;
+  };
+  Entering entering(const LockCore& lock, thread_id owner, clock::time_point now);
   // An acquire succeeded. `lease` nullopt: renewed by the watchdog. `sent`: when
   // the acquire was sent, the earliest the server can have started the lease.
-  void acquired(const std::shared_ptr<LockCore>& lock, thread_id owner, std::optional<milliseconds> lease,
-                clock::time_point sent);
+  // A hold found lapsed at `now` (see entering()) is lost first and the new
+  // level starts a hold of its own; its lock is returned for the caller to
+  // tell its listeners (null when none lapsed).
+  std::shared_ptr<LockCore> acquired(const std::shared_ptr<LockCore>& lock, thread_id owner,
+                                     std::optional<milliseconds> lease, clock::time_point sent,
+                                     clock::time_point now = clock::now());
   // Before a release is sent: the lease to leave on the lock should holds
   // remain. When this is the owner's last hold, renewal stops now, so that no
   // renewal can follow the release on the wire.
@@ -196,6 +212,11 @@ class HoldBook {
   void file(Hold& hold, clock::time_point due);
   // Takes the hold out of the wheel and the book.
   void erase(hold_map::iterator it);
+  // lose() with the mutex held; returns the hold's lock.
+  std::shared_ptr<LockCore> lose_locked(hold_map::iterator it);
+  // The owner's hold, lost at once when its valid_until has passed at `now`
+  // (see entering()): returns its lock then, else null.
+  std::shared_ptr<LockCore> drop_lapsed(const key& which, clock::time_point now);
   Due taken(Hold& hold);
   // Moves a retired hold out of retired_ into `gone` (destroyed by the caller
   // once the mutex is let go).

@@ -54,10 +54,11 @@ ScriptCall ReadLockCore::force_release_call() const {
           {"", "", publish_command(), read_unlock_message, "read", tagged()}};
 }
 
-ScriptCall ReadLockCore::resolve_call(thread_id owner, long long expected, milliseconds /*keep_lease*/) const {
+ScriptCall ReadLockCore::resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const {
   return {&scripts::rwlock_read_resolve,
           {name_key(), rw_channel(), hold_prefix(owner)},
-          {"", client().owner(owner), publish_command(), read_unlock_message, std::to_string(expected), tagged()}};
+          {std::to_string(keep_lease.count()), client().owner(owner), publish_command(), read_unlock_message,
+           std::to_string(expected), tagged()}};
 }
 
 bool ReadLockCore::locked(const Inspection& state) const { return state.mode == "read"; }

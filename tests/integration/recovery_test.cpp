@@ -204,6 +204,74 @@ TEST(Recovery, ASettledAttemptNeverTakesEffectLate) {
   EXPECT_EQ(probe.hgetall("late").at(owner), "1");
 }
 
+// A kept settle gives the hold the attempt's whole lease again: the client
+// counts it valid from the attempt's send time plus the lease, and the key's
+// expiry as it stood can be older (the attempt re-entered the count of a hold
+// reported lost while its key lived on; model/lock.pml: NegativeStaleKeep).
+// Every kind whose settle keeps: the key (and a read hold's own key) must
+// outlive the client's valid_until.
+TEST(Recovery, AKeptSettleSetsTheWholeLeaseAgain) {
+  RedisServer server;
+  RedisProbe probe(server);
+  const std::string owner = "client-x:7";
+  const std::string lease = "30000";
+  auto expect_lease = [&](const std::string& key) {
+    SCOPED_TRACE(key);
+    auto ttl = probe.pttl(key);
+    EXPECT_GT(ttl, 29'000);
+    EXPECT_LE(ttl, 30'000);
+  };
+  auto expect_kept = [](const ProbeReply& reply) {
+    ASSERT_FALSE(reply.is_error()) << reply.str;
+    if (reply.elements.empty()) {
+      EXPECT_EQ(reply.integer, 1);
+    } else {
+      ASSERT_EQ(reply.elements.size(), 2u);  // FencedLock: {1, token}
+      EXPECT_EQ(reply.elements[0].integer, 1);
+    }
+  };
+  // The hold the attempt made, with an expiry about to run out.
+  auto stale_hold = [&](const std::string& key, const std::string& field) {
+    probe.command({"HSET", key, field, "1"});
+    probe.command({"PEXPIRE", key, "300"});
+  };
+
+  stale_hold("plain", owner);
+  expect_kept(
+      probe.command({"EVAL", detail::scripts::lock_resolve_acquire.body, "3", "plain", "redisson_lock__channel:{plain}",
+                     "warden_acquire_cancel:{plain}:a", lease, owner, "publish", "0", "1", "1", "60000"}));
+  expect_lease("plain");
+
+  stale_hold("fair", owner);
+  expect_kept(probe.command({"EVAL", detail::scripts::fair_resolve_acquire.body, "4", "fair",
+                             "redisson_lock__channel:{fair}", "redisson_lock_queue:{fair}",
+                             "warden_acquire_cancel:{fair}:a", lease, owner, "publish", "0", "1", "1", "60000"}));
+  expect_lease("fair");
+
+  stale_hold("fenced", owner);
+  expect_kept(probe.command({"EVAL", detail::scripts::fenced_resolve_acquire.body, "4", "fenced",
+                             "redisson_lock__channel:{fenced}", "redisson_lock_token:{fenced}",
+                             "warden_acquire_cancel:{fenced}:a", lease, owner, "publish", "0", "1", "1", "60000"}));
+  expect_lease("fenced");
+
+  stale_hold("writes", owner + ":write");
+  probe.command({"HSET", "writes", "mode", "write"});
+  expect_kept(probe.command({"EVAL", detail::scripts::rwlock_write_resolve.body, "3", "writes",
+                             "redisson_rwlock:{writes}", "warden_acquire_cancel:{writes}:a", lease, owner + ":write",
+                             "publish", "1", "1", "{writes}", "1", "60000"}));
+  expect_lease("writes");
+
+  const std::string hold_key = "{reads}:" + owner + ":rwlock_timeout";
+  stale_hold("reads", owner);
+  probe.command({"HSET", "reads", "mode", "read"});
+  probe.command({"SET", hold_key + ":1", "1", "PX", "300"});
+  expect_kept(probe.command({"EVAL", detail::scripts::rwlock_read_resolve.body, "4", "reads", "redisson_rwlock:{reads}",
+                             hold_key, "warden_acquire_cancel:{reads}:a", lease, owner, "publish", "0", "1", "{reads}",
+                             "1", "60000"}));
+  expect_lease("reads");
+  expect_lease(hold_key + ":1");
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, RecoveryTakeBack, ::testing::ValuesIn(kinds),
                          [](const ::testing::TestParamInfo<Kind>& info) { return std::string(info.param.label); });
 

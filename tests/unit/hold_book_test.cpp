@@ -155,6 +155,43 @@ TEST_F(HoldBookTest, ALostHoldIsStillKnownOf) {
   EXPECT_FALSE(book.knew_of(*lock, 7));
 }
 
+// A hold whose valid_until has passed, not yet reported lost by any timer,
+// is not re-entered: its key may have expired before the new acquire ran,
+// which then made a fresh hold of count 1. Counting the old level too would
+// let the release of the new one free the lock on the server while the book
+// still said "held" (model/lock.pml: NegativeLapsedReentry).
+TEST_F(HoldBookTest, AnAcquireAnsweredAfterTheHoldLapsedStartsAFreshHold) {
+  auto now = clock::now();
+  book.acquired(lock, 7, 5s, now - 10s);  // valid until 5 s ago
+  book.acquired(lock, 8, std::nullopt, now - 40s);
+  EXPECT_EQ(book.acquired(lock, 7, 5s, now, now), lock);  // the lapsed hold was lost first
+  EXPECT_EQ(book.count(*lock, 7), 1);
+  EXPECT_EQ(book.valid_until(*lock, 7), now + 5s);
+  EXPECT_EQ(keeper.expiries.at({lock.get(), 7}), now + 5s);
+  EXPECT_EQ(book.acquired(lock, 8, std::nullopt, now, now), lock);  // watchdog mode alike
+  EXPECT_EQ(book.count(*lock, 8), 1);
+  // A live hold is re-entered as before.
+  EXPECT_EQ(book.acquired(lock, 7, 5s, now, now + 1s), nullptr);
+  EXPECT_EQ(book.count(*lock, 7), 2);
+}
+
+TEST_F(HoldBookTest, AnAcquireSentAfterTheHoldLapsedCountsNoLevelOfIt) {
+  auto now = clock::now();
+  book.acquired(lock, 7, 5s, now - 10s);
+  book.acquired(lock, 7, 5s, now - 10s);
+  auto found = book.entering(*lock, 7, now);
+  EXPECT_EQ(found.levels, 0);  // a settle then expects count 1, what the server would make
+  EXPECT_EQ(found.lapsed, lock);
+  EXPECT_EQ(book.count(*lock, 7), 0);
+  EXPECT_TRUE(book.knew_of(*lock, 7));  // lost, as the watchdog's timer would have said
+  EXPECT_TRUE(keeper.expiries.empty());
+  EXPECT_EQ(book.lose({lock.get(), 7}), nullptr);  // reported once
+  book.acquired(lock, 7, 5s, now);
+  found = book.entering(*lock, 7, now + 1s);
+  EXPECT_EQ(found.levels, 1);
+  EXPECT_EQ(found.lapsed, nullptr);
+}
+
 TEST_F(HoldBookTest, RenewalScheduleAndAnswers) {
   const auto lease = 30s;
   const auto period = 10s;

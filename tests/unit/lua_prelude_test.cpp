@@ -113,7 +113,7 @@ TEST(LuaPrelude, TheScriptsThatShareCodeUseThePrelude) {
       {&scripts::rwlock_force_release, {"key_guard"}},
       {&scripts::lock_inspect, {"key_guard"}},
       {&scripts::lock_resolve_acquire, {"settle_check", "keep_hold", "take_back"}},
-      {&scripts::fenced_resolve_acquire, {"settle_check", "take_back"}},
+      {&scripts::fenced_resolve_acquire, {"settle_check", "keep_hold", "take_back"}},
       {&scripts::fair_resolve_acquire, {"settle_check", "keep_hold", "take_back"}},
       {&scripts::rwlock_read_resolve, {"settle_check", "keep_hold"}},
       {&scripts::rwlock_write_resolve, {"settle_check", "keep_hold"}},
