@@ -21,6 +21,10 @@ Config config_for(const Options& options) {
   config.connect_timeout = options.timeout;
   config.command_timeout = options.timeout;
   config.retry_attempts = 1;
+  // The inspector takes no lock, so whether the server may evict lock keys is
+  // not its question; and reading it would need an ACL grant (+info) that the
+  // ACL line of --help does not ask for.
+  config.eviction_guard = eviction_guard_mode::off;
   return config;
 }
 
