@@ -120,6 +120,7 @@ TEST(AsioCancel, AHoldTakenAfterCancellationIsGivenBack) {
   for (int round = 0; round < 40; ++round) {
     asio::cancellation_signal signal;
     std::promise<std::error_code> outcome;
+    std::promise<void> emitted;  // the round's signal lives until its emit ran
     task_owner me;
     asio::post(runner.context, [&] {
       async_lock(
@@ -128,13 +129,18 @@ TEST(AsioCancel, AHoldTakenAfterCancellationIsGivenBack) {
               signal.slot(), asio::bind_executor(runner.context, [&](std::error_code e) { outcome.set_value(e); })));
       if (round % 2 == 0) {
         signal.emit(asio::cancellation_type::terminal);
+        emitted.set_value();
       } else {
         // One turn later: the attempt is in flight.
-        asio::post(runner.context, [&] { signal.emit(asio::cancellation_type::terminal); });
+        asio::post(runner.context, [&] {
+          signal.emit(asio::cancellation_type::terminal);
+          emitted.set_value();
+        });
       }
     });
     auto future = outcome.get_future();
     std::error_code error = get_within(future);
+    emitted.get_future().wait();
     if (error) {
       EXPECT_EQ(error, errc::cancelled);
       ++cancelled;

@@ -34,10 +34,11 @@ class Worker {
   }
   coro::executor executor() {
     return [this](std::function<void()> job) {
-      {
-        std::lock_guard<std::mutex> guard(mutex_);
-        jobs_.push_back(std::move(job));
-      }
+      // Notified under the lock: the poster is warden's I/O thread, and once
+      // the job ran the test may destroy this Worker; holding the lock keeps
+      // the condition variable alive until the notification is done.
+      std::lock_guard<std::mutex> guard(mutex_);
+      jobs_.push_back(std::move(job));
       cv_.notify_all();
     };
   }
