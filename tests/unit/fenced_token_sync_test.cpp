@@ -117,7 +117,10 @@ struct FencedRun {
       host->run_for(10ms, [this] { server.answer_all(*host); });
     }
   }
-  ~FencedRun() { host->shut_down(); }
+  ~FencedRun() {
+    host->shut_down();
+    host->drop_pending();
+  }
 };
 
 TEST(FencedTokenSync, AShortTryHandsOutNoToken) {
