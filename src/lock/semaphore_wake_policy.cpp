@@ -1,5 +1,7 @@
 #include "lock/semaphore_wake_policy.hpp"
 
+#include "lock/wake_policy.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -7,10 +9,11 @@
 namespace warden::detail {
 
 WakeRules::actions SemaphoreWakePolicy::on(const event& e) const {
-  return std::visit([this](const auto& happened) { return on_event(happened); }, e);
+  if (const auto* published = std::get_if<message>(&e)) return on_message(*published);
+  return lock_wake_policy().on(e);
 }
 
-WakeRules::actions SemaphoreWakePolicy::on_event(const message& e) const {
+WakeRules::actions SemaphoreWakePolicy::on_message(const message& e) const {
   long long available = 0;
   auto end = e.payload.data() + e.payload.size();
   auto [at, problem] = std::from_chars(e.payload.data(), end, available);
@@ -27,23 +30,6 @@ WakeRules::actions SemaphoreWakePolicy::on_event(const message& e) const {
   if (permits != e.permits) todo.push_back(set_permits{permits});
   if (woken > 0) todo.push_back(wake_some{woken});
   return todo;
-}
-
-WakeRules::actions SemaphoreWakePolicy::on_event(const passed_on&) const { return {wake_oldest{}}; }
-
-WakeRules::actions SemaphoreWakePolicy::on_event(const nobody_parked& e) const {
-  if (e.permits < e.waiters) return {set_permits{e.permits + 1}};
-  return {};
-}
-
-WakeRules::actions SemaphoreWakePolicy::on_event(const parking& e) const {
-  if (e.permits > 0) return {set_permits{e.permits - 1}, retry_now{}};
-  return {};
-}
-
-WakeRules::actions SemaphoreWakePolicy::on_event(const left& e) const {
-  if (e.permits > e.waiters) return {set_permits{e.waiters}};
-  return {};
 }
 
 const WakeRules& semaphore_wake_policy() {

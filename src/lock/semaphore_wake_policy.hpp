@@ -3,10 +3,10 @@
 // message "N" wakes up to N parked waiters, oldest first, and owes a permit
 // to as many of the waiters whose try is in flight as the count has left
 // (each re-tries at once when it parks: its answer may predate the
-// release). A message that is not a count wakes every parked waiter. The
-// rest is the lock policy's: a waiter that parks with a permit owed re-tries
-// at once, and permits never outnumber the waiters. Pure
-// (docs/pure-machines.md): the subscriber performs the actions.
+// release). A message that is not a count wakes every parked waiter. Every
+// other event goes to the lock policy (lock/wake_policy.hpp): a waiter that
+// parks with a permit owed re-tries at once, and permits never outnumber the
+// waiters. Pure (docs/pure-machines.md): the subscriber performs the actions.
 #pragma once
 
 #include "io/wake_rules.hpp"
@@ -18,11 +18,7 @@ class SemaphoreWakePolicy final : public WakeRules {
   actions on(const event& e) const override;
 
  private:
-  actions on_event(const message& e) const;
-  actions on_event(const passed_on& e) const;
-  actions on_event(const nobody_parked& e) const;
-  actions on_event(const parking& e) const;
-  actions on_event(const left& e) const;
+  actions on_message(const message& e) const;
 };
 
 // The policy every semaphore waiter joins its channel with (stateless, shared).
