@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include <fmt/format.h>
+
 #include <warden/error.hpp>
 
 #include <string_view>
@@ -213,6 +215,22 @@ std::string describe_problem(const Reply& reply, std::initializer_list<Reply::ki
   if (reply.type == Reply::kind::status || reply.type == Reply::kind::string)
     out += " ('" + reply.str.substr(0, 64) + "')";
   return out;
+}
+
+IntegerAnswer read_integer_answer(const Response& response, std::string_view what) {
+  IntegerAnswer answer;
+  if (response.error) {
+    answer.error = response.error;
+    answer.why = response.not_run ? fmt::format("{} was not run in time: {}", what, response.reply.str)
+                                  : fmt::format("{} failed: {}", what, describe_error(response));
+  } else if ((answer.error = reply_problem(response.reply, {Reply::kind::integer}))) {
+    answer.why = fmt::format("{} failed: {}", what, describe_problem(response.reply, {Reply::kind::integer}));
+  } else {
+    answer.value = response.reply.integer;
+    if (!response.replica_shortfall.empty())
+      answer.warning = fmt::format("{} done, but {}", what, response.replica_shortfall);
+  }
+  return answer;
 }
 
 }  // namespace warden::detail

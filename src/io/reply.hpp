@@ -155,4 +155,17 @@ std::error_code reply_problem(const Reply& reply, std::initializer_list<Reply::k
 // A readable description of `reply`'s problem, for error messages.
 std::string describe_problem(const Reply& reply, std::initializer_list<Reply::kind> expected);
 
+// The response of `what`, a script that answers an integer (a count, a
+// flag), read for the handle that asked: the integer, or a typed error and
+// why ("WHAT failed: WHY", or "WHAT was not run in time: WHY" when it was
+// never sent). `warning` names a replica shortfall ("WHAT done, but ...")
+// for the caller to log: the write took effect all the same.
+struct IntegerAnswer {
+  std::error_code error;
+  long long value = 0;
+  std::string why;
+  std::string warning;
+};
+IntegerAnswer read_integer_answer(const Response& response, std::string_view what);
+
 }  // namespace warden::detail

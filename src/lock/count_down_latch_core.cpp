@@ -34,14 +34,10 @@ void CountDownLatchCore::run_write(const Script& script, const char* publish_mes
       script, keys, args, clock::now() + client_->config().command_timeout, idempotent,
       [self, in_script, publish_message, publish_when, what = std::string(what),
        done = std::move(done)](Response&& response) {
-        if (response.error) return done(response.error, 0, self->message(describe_error(response)));
-        if (auto problem = reply_problem(response.reply, {Reply::kind::integer})) {
-          return done(problem, 0, self->message(describe_problem(response.reply, {Reply::kind::integer})));
-        }
-        if (!response.replica_shortfall.empty()) {
-          self->client_->log(log_level::warning, self->message(what + ", but " + response.replica_shortfall));
-        }
-        std::int64_t value = response.reply.integer;
+        auto answer = read_integer_answer(response, what);
+        if (!answer.warning.empty()) self->client_->log(log_level::warning, self->message(answer.warning));
+        if (answer.error) return done(answer.error, 0, self->message(answer.why));
+        std::int64_t value = answer.value;
         if (in_script || value != publish_when) return done({}, value, {});
         // The channel lives in another slot: tell it now, then answer. A
         // failure here is logged; the write itself took effect.
@@ -61,28 +57,24 @@ void CountDownLatchCore::run_write(const Script& script, const char* publish_mes
 }
 
 void CountDownLatchCore::try_set_count(std::int64_t count, done_fn done) {
-  run_write(scripts::latch_try_set_count, "1", 1, {std::to_string(count)}, false, "count set", std::move(done));
+  run_write(scripts::latch_try_set_count, "1", 1, {std::to_string(count)}, false, "try_set_count", std::move(done));
 }
 
 void CountDownLatchCore::count_down(done_fn done) {
   // Not idempotent: a resend after a lost reply could count down twice.
-  run_write(scripts::latch_count_down, "0", 0, {}, false, "counted down", std::move(done));
+  run_write(scripts::latch_count_down, "0", 0, {}, false, "count_down", std::move(done));
 }
 
 void CountDownLatchCore::remove(done_fn done) {
-  run_write(scripts::latch_delete, "1", 1, {}, true, "deleted", std::move(done));
+  run_write(scripts::latch_delete, "1", 1, {}, true, "delete", std::move(done));
 }
 
 void CountDownLatchCore::count(done_fn done) {
   auto self = shared_from_this();
   client_->run_script(scripts::latch_count, {name_}, {}, clock::now() + client_->config().command_timeout, true,
                       [self, done = std::move(done)](Response&& response) {
-                        if (response.error) return done(response.error, 0, self->message(describe_error(response)));
-                        if (auto problem = reply_problem(response.reply, {Reply::kind::integer})) {
-                          return done(problem, 0,
-                                      self->message(describe_problem(response.reply, {Reply::kind::integer})));
-                        }
-                        done({}, response.reply.integer, {});
+                        auto answer = read_integer_answer(response, "count");
+                        done(answer.error, answer.value, answer.error ? self->message(answer.why) : std::string());
                       });
 }
 

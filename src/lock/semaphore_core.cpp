@@ -82,21 +82,9 @@ void SemaphoreCore::run_counting(std::string_view what, const Script& script, st
   client_->run_script(
       script, keys, args, deadline, idempotent,
       [self = shared_from_this(), what = std::string(what), done = std::move(done)](Response&& response) {
-        if (response.error) {
-          auto text = response.not_run ? fmt::format("{} was not run in time: {}", what, response.reply.str)
-                                       : fmt::format("{} failed: {}", what, describe_error(response));
-          return done(response.error, 0, self->message(text));
-        }
-        if (auto problem = reply_problem(response.reply, {Reply::kind::integer})) {
-          return done(problem, 0,
-                      self->message(fmt::format("{} failed: {}", what,
-                                                describe_problem(response.reply, {Reply::kind::integer}))));
-        }
-        if (!response.replica_shortfall.empty()) {
-          self->client().log(log_level::warning,
-                             self->message(fmt::format("{} done, but {}", what, response.replica_shortfall)));
-        }
-        done({}, response.reply.integer, {});
+        auto answer = read_integer_answer(response, what);
+        if (!answer.warning.empty()) self->client().log(log_level::warning, self->message(answer.warning));
+        done(answer.error, answer.value, answer.error ? self->message(answer.why) : std::string());
       },
       wait);
 }
