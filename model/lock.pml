@@ -28,6 +28,10 @@
  *   NEG_LATE_SETTLE bug: a settle neither reads the attempt's mark first nor
  *                   marks a take-back: a copy of it that runs late takes the
  *                   owner's next hold back
+ *   GAP_TAKE_BACK_GIVE_UP  a take-back unanswered for a lease gives up and
+ *                   leaves the lane (AcquireOp's deadline max(command_timeout,
+ *                   lease)); a copy of it may still run after the owner's next
+ *                   acquire (open: docs/model.md)
  *   MAXF            how many faults a run may contain (default 2)
  *   T               the last tick (default 5)
  */
@@ -331,6 +335,9 @@ inline took_token() {
 /* A finished call's locals are reset, so that states differ only in what matters. */
 inline forget() {
   ans = 0; val = 0; a = 0; expected = 0; sent = 0; answered = 0; keep = 0
+#ifdef GAP_TAKE_BACK_GIVE_UP
+  ; tb_sent = 0
+#endif
 }
 
 /* The book's rule for a hold whose valid_until has passed but that no timer
@@ -351,6 +358,9 @@ inline drop_lapsed() {
 proctype client(byte c) {
   mtype ans;
   byte val, conn, ops, a, expected, sent, rel, renewals;
+#ifdef GAP_TAKE_BACK_GIVE_UP
+  byte tb_sent;      /* the tick the take-back was first sent, + 1; 0: none */
+#endif
   bit answered, keep;
   do
   :: atomic { ops < NOPS - c && held[c] < MAXHELD ->
@@ -374,7 +384,11 @@ proctype client(byte c) {
       atomic { send(SETTLE, a, expected * 2); want[c] = 0; forget() }
     :: expected != 0 && !(NOLANE && !keep) ->
       /* settled in the lane: the owner's next command waits for the answer */
-      atomic { send(SETTLE, a, expected * 2 + keep) }
+      atomic { send(SETTLE, a, expected * 2 + keep);
+#ifdef GAP_TAKE_BACK_GIVE_UP
+        if :: tb_sent == 0 && !keep -> tb_sent = now + 1 :: else -> skip fi
+#endif
+      }
       atomic { await();
         if
         :: answered ->
@@ -384,6 +398,9 @@ proctype client(byte c) {
           :: else -> skip
           fi;
           forget()
+#ifdef GAP_TAKE_BACK_GIVE_UP
+        :: !answered && !keep && now + 1 >= tb_sent + L -> forget()   /* gave up: leaves the lane */
+#endif
         :: else -> skip                     /* idempotent: sent again */
         fi }
     od
