@@ -1,10 +1,12 @@
+--@prelude release_latch
 -- Release one hold of a fair lock, idempotently, waking only the queue head.
 -- KEYS[1]  lock name
 -- KEYS[2]  redisson_lock__channel:{NAME}; the head is woken on "<KEYS[2]>:<head id>"
 -- KEYS[3]  redisson_lock_queue:{NAME}
 -- KEYS[4]  redisson_lock_timeout:{NAME}
--- KEYS[5]  unlock latch: remembers this release's result, so that a release
---          resent after a lost reply repeats its first answer
+-- KEYS[5]  unlock latch: remembers this release's answer, "not held" too, so
+--          that a release resent after a lost reply, or its first copy run
+--          late, repeats its first answer
 -- ARGV[1]  lease (ms) to keep on the lock when holds remain
 -- ARGV[2]  owner
 -- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
@@ -60,12 +62,12 @@ if redis.call('exists', KEYS[1]) == 0 then
   -- Gone already (the caller's lease ran out): nobody was told it is free.
   wake_head()
   drop_gone()
-  return nil
+  return not_held(KEYS[5], ARGV[5])
 end
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if count == nil then
   drop_gone()
-  return nil
+  return not_held(KEYS[5], ARGV[5])
 end
 if count > 1 then
   drop_gone()

@@ -1,4 +1,4 @@
---@prelude settle_check keep_hold take_back
+--@prelude settle_record settle_check keep_hold take_back
 -- Settle a fenced-lock acquire attempt whose reply was lost: find out whether
 -- it took effect and, if so, keep it (with a token) or take it back; if not,
 -- make sure it never will. As lock_resolve_acquire.lua, plus the token.
@@ -20,6 +20,11 @@
 -- The token the attempt drew was lost with its reply. A kept hold draws a
 -- new one instead: it is higher than every token handed out before, which is
 -- all a fencing token has to be, and the lost one was never seen by anyone.
+-- A copy of this settle that ran before it settled the attempt: answer as it did.
+local earlier = settled_before(KEYS[4])
+if earlier ~= nil then
+  return earlier
+end
 local count = settled_count(KEYS[1], ARGV[2], ARGV[5], KEYS[4], ARGV[7])
 if count == nil then
   return 0
@@ -37,4 +42,5 @@ end
 take_back(KEYS[1], ARGV[2], count, ARGV[1], function()
   redis.call(ARGV[3], KEYS[2], ARGV[4])
 end)
+redis.call('set', KEYS[4], taken_back_mark, 'px', ARGV[7])
 return 1

@@ -1,9 +1,11 @@
+--@prelude release_latch
 -- Release one hold of a re-entrant lock, idempotently.
 -- KEYS[1]  lock name
 -- KEYS[2]  unlock channel, told "0" when the lock is freed
--- KEYS[3]  unlock latch: remembers this release's result, so that a release
---          resent after a lost reply repeats its first answer instead of
---          decrementing twice or answering "not owner"
+-- KEYS[3]  unlock latch: remembers this release's answer, "not held" too, so
+--          that a release resent after a lost reply, or its first copy run
+--          late, repeats its first answer instead of decrementing twice,
+--          answering "not owner" or releasing the owner's next hold
 -- ARGV[1]  lease (ms) to keep on the lock when holds remain
 -- ARGV[2]  owner
 -- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
@@ -18,7 +20,7 @@ if seen ~= false then
 end
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if count == nil then
-  return nil
+  return not_held(KEYS[3], ARGV[5])
 end
 if count > 1 then
   redis.call('hincrby', KEYS[1], ARGV[2], -1)

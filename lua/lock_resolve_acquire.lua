@@ -1,4 +1,4 @@
---@prelude settle_check keep_hold take_back
+--@prelude settle_record settle_check keep_hold take_back
 -- Settle an acquire attempt whose reply was lost: find out whether it took
 -- effect and, if so, keep it or take it back; if not, make sure it never will.
 -- The client sends nothing else for this owner and lock until this has
@@ -16,6 +16,11 @@
 -- ARGV[7]  how long (ms) the cancel mark is kept
 -- Returns 1 if the attempt had taken effect (now kept or taken back), 0 if
 -- it had not (and now cannot).
+-- A copy of this settle that ran before it settled the attempt: answer as it did.
+local earlier = settled_before(KEYS[3])
+if earlier ~= nil then
+  return earlier
+end
 local count = settled_count(KEYS[1], ARGV[2], ARGV[5], KEYS[3], ARGV[7])
 if count == nil then
   return 0
@@ -29,4 +34,5 @@ take_back(KEYS[1], ARGV[2], count, ARGV[1], function()
     redis.call(ARGV[3], KEYS[2], ARGV[4])
   end
 end)
+redis.call('set', KEYS[3], taken_back_mark, 'px', ARGV[7])
 return 1

@@ -1,9 +1,11 @@
+--@prelude release_latch
 -- Release one read hold of a read-write lock, idempotently.
 -- KEYS[1]  lock name
 -- KEYS[2]  channel redisson_rwlock:{NAME}, told "0" when the lock is freed
 -- KEYS[3]  this reader's hold keys prefix, "{NAME}:<owner>:rwlock_timeout"
--- KEYS[4]  unlock latch: remembers this release's result, so that a release
---          resent after a lost reply repeats its first answer
+-- KEYS[4]  unlock latch: remembers this release's answer, "not held" too, so
+--          that a release resent after a lost reply, or its first copy run
+--          late, repeats its first answer
 -- ARGV[1]  "" (no lease)
 -- ARGV[2]  owner (the reader field)
 -- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
@@ -22,11 +24,11 @@ if seen ~= false then
 end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
-  return nil
+  return not_held(KEYS[4], ARGV[5])
 end
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if count == nil then
-  return nil
+  return not_held(KEYS[4], ARGV[5])
 end
 local left = count - 1
 local result = left > 0 and 0 or 1

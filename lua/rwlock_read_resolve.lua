@@ -1,4 +1,4 @@
---@prelude settle_check keep_hold
+--@prelude settle_record settle_check keep_hold
 -- Settle a read acquire attempt whose reply was lost: find out whether it
 -- took effect and, if so, keep it or take it back; if not, make sure it never
 -- will. The client sends nothing else for this owner and lock until this has
@@ -18,6 +18,11 @@
 -- ARGV[8]  how long (ms) the cancel mark is kept
 -- Returns 1 if the attempt had taken effect (now kept or taken back), 0 if
 -- it had not (and now cannot).
+-- A copy of this settle that ran before it settled the attempt: answer as it did.
+local earlier = settled_before(KEYS[4])
+if earlier ~= nil then
+  return earlier
+end
 local count = settled_count(KEYS[1], ARGV[2], ARGV[5], KEYS[4], ARGV[8])
 if count == nil then
   return 0
@@ -64,4 +69,5 @@ elseif longest > 0 then
 else
   redis.call('del', KEYS[1])
 end
+redis.call('set', KEYS[4], taken_back_mark, 'px', ARGV[8])
 return 1

@@ -1,9 +1,11 @@
+--@prelude release_latch
 -- Release one write hold of a read-write lock, idempotently.
 -- KEYS[1]  lock name
 -- KEYS[2]  channel redisson_rwlock:{NAME}, told "1" (wake every waiter) when
 --          the last write hold goes
--- KEYS[3]  unlock latch: remembers this release's result, so that a release
---          resent after a lost reply repeats its first answer
+-- KEYS[3]  unlock latch: remembers this release's answer, "not held" too, so
+--          that a release resent after a lost reply, or its first copy run
+--          late, repeats its first answer
 -- ARGV[1]  lease (ms) to keep when write holds remain
 -- ARGV[2]  "<owner>:write" (the writer field)
 -- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
@@ -21,11 +23,11 @@ if seen ~= false then
   return tonumber(seen)
 end
 if redis.call('hget', KEYS[1], 'mode') ~= 'write' then
-  return nil
+  return not_held(KEYS[3], ARGV[5])
 end
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if count == nil then
-  return nil
+  return not_held(KEYS[3], ARGV[5])
 end
 if count > 1 then
   redis.call('hincrby', KEYS[1], ARGV[2], -1)

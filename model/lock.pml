@@ -23,6 +23,15 @@
  *   NEG_LAPSED_REENTRY  bug: the book adds a re-entrant level to a hold whose
  *                   valid_until has passed
  *   NEG_STALE_KEEP  bug: a kept settle leaves the key's expiry as it stood
+ *   NEG_LATE_RELEASE  bug: a release answered "not held" sets no latch: a
+ *                   copy of it that runs late releases the owner's next hold
+ *   NEG_LATE_SETTLE bug: a settle neither reads the attempt's mark first nor
+ *                   marks a take-back: a copy of it that runs late takes the
+ *                   owner's next hold back
+ *   GAP_TAKE_BACK_GIVE_UP  a take-back unanswered for a lease gives up and
+ *                   leaves the lane (AcquireOp's deadline max(command_timeout,
+ *                   lease)); a copy of it may still run after the owner's next
+ *                   acquire (open: docs/model.md)
  *   MAXF            how many faults a run may contain (default 2)
  *   T               the last tick (default 5)
  */
@@ -31,11 +40,6 @@
 #define NOLANE 1
 #else
 #define NOLANE 0
-#endif
-#ifdef GAP_LATE_COPY
-#define LATE 1
-#else
-#define LATE 0
 #endif
 
 #ifndef L
@@ -59,7 +63,8 @@
 #define AOF 2
 byte cnt[6];       /* cnt[k*2+o]: owner o's hold count in copy k (the lock's hash) */
 byte kexp[3];      /* the tick the key expires at (absolute, as replicated) */
-byte marks[3];     /* bit a: attempt a's cancel mark */
+byte marks[3];     /* bit a: attempt a's cancel mark (settled: not taken) */
+byte backs[3];     /* bit a: attempt a's mark says it was taken back */
 byte latch[12];    /* latch[k*4+r]: release r's remembered answer + 1; 0: none */
 byte token[3];     /* FencedLock: the token counter (redisson_lock_token) */
 
@@ -67,7 +72,7 @@ byte token[3];     /* FencedLock: the token counter (redisson_lock_token) */
 
 inline copy_state(dst, src) {
   cnt[dst*2] = cnt[src*2]; cnt[dst*2+1] = cnt[src*2+1];
-  kexp[dst] = kexp[src]; marks[dst] = marks[src]; token[dst] = token[src];
+  kexp[dst] = kexp[src]; marks[dst] = marks[src]; backs[dst] = backs[src]; token[dst] = token[src];
   latch[dst*4] = latch[src*4]; latch[dst*4+1] = latch[src*4+1];
   latch[dst*4+2] = latch[src*4+2]; latch[dst*4+3] = latch[src*4+3]
 }
@@ -130,7 +135,7 @@ inline drop_connections() {
  * or re-enter one's own. */
 inline s_acquire(c, a) {
   if
-  :: marks[MASTER] & (1 << a) -> rk = R_CANCELLED
+  :: (marks[MASTER] | backs[MASTER]) & (1 << a) -> rk = R_CANCELLED   /* the mark exists */
   :: else ->
     if
     :: !held_key(MASTER) || cnt[c] > 0 ->
@@ -145,9 +150,17 @@ inline s_acquire(c, a) {
   fi
 }
 
-/* *_resolve_acquire.lua: settle_check, then keep_hold or take_back. */
+/* *_resolve_acquire.lua: settle_check, then keep_hold or take_back. A
+ * settle finds the attempt's mark first: a copy that runs after another copy
+ * of it settled the attempt answers as that one did and changes nothing
+ * (NEG_LATE_SETTLE: the mark is not read, and a take-back sets none). */
 inline s_settle(c, a, expected, keep) {
   if
+#ifndef NEG_LATE_SETTLE
+  :: marks[MASTER] & (1 << a) -> rk = R_NOT
+  :: backs[MASTER] & (1 << a) -> rk = R_TAKEN
+#endif
+  :: else -> if
   :: cnt[c] != expected ->
 #ifndef NEG_NO_CANCEL
     marks[MASTER] = marks[MASTER] | (1 << a);
@@ -165,12 +178,15 @@ inline s_settle(c, a, expected, keep) {
 #endif
     :: else ->
       rk = R_TAKEN;
+#ifndef NEG_LATE_SETTLE
+      backs[MASTER] = backs[MASTER] | (1 << a);
+#endif
       if
       :: cnt[c] > 1 -> cnt[c]--; kexp[MASTER] = now + L
       :: else -> cnt[c] = 0                 /* hdel, or del when it was the only hold */
       fi
     fi
-  fi
+  fi fi
 }
 
 /* lock_renew.lua, one hold */
@@ -181,14 +197,21 @@ inline s_renew(c) {
   fi
 }
 
-/* lock_release.lua with its unlock latch */
+/* lock_release.lua with its unlock latch, set on every answer ("not held"
+ * too: NEG_LATE_RELEASE sets none then) */
 inline s_release(c, rel) {
   if
   :: latch[rel] == 1 -> rk = R_ZERO
   :: latch[rel] == 2 -> rk = R_ONE
+  :: latch[rel] == 3 -> rk = R_NIL
   :: else ->
     if
-    :: cnt[c] == 0 -> rk = R_NIL
+    :: cnt[c] == 0 -> rk = R_NIL;
+#ifndef NEG_LATE_RELEASE
+      latch[rel] = 3
+#else
+      skip
+#endif
     :: cnt[c] > 1 -> cnt[c]--; kexp[MASTER] = now + L; latch[rel] = 1; rk = R_ZERO; marked = 1
     :: else -> cnt[0] = 0; cnt[1] = 0; latch[rel] = 2; rk = R_ONE; marked = 1
     fi
@@ -217,15 +240,14 @@ end_serve:
     SERVE(3)
     fi;
     rk = R_NIL; rv = 0; marked = 0;
+    /* any command may run late: a copy left in a dropped connection, after
+     * its re-send was answered */
     if
-    :: want[c] != seq && kind != ACQ && !LATE && !(NOLANE && kind == SETTLE) ->
-      skip      /* a timed-out release, settle or renewal that had not run never runs (see LATE) */
-    :: else -> if
     :: kind == ACQ -> s_acquire(c, id)
     :: kind == SETTLE -> s_settle(c, id, arg / 2, arg % 2)
     :: kind == RENEW -> s_renew(c)
     :: kind == REL -> s_release(c, id)
-    fi fi;
+    fi;
 #if defined(RESTART) && !defined(FSYNC_EVERYSEC)
     copy_state(AOF, MASTER);           /* appendfsync always: on disk before any answer */
 #endif
@@ -313,6 +335,9 @@ inline took_token() {
 /* A finished call's locals are reset, so that states differ only in what matters. */
 inline forget() {
   ans = 0; val = 0; a = 0; expected = 0; sent = 0; answered = 0; keep = 0
+#ifdef GAP_TAKE_BACK_GIVE_UP
+  ; tb_sent = 0
+#endif
 }
 
 /* The book's rule for a hold whose valid_until has passed but that no timer
@@ -333,6 +358,9 @@ inline drop_lapsed() {
 proctype client(byte c) {
   mtype ans;
   byte val, conn, ops, a, expected, sent, rel, renewals;
+#ifdef GAP_TAKE_BACK_GIVE_UP
+  byte tb_sent;      /* the tick the take-back was first sent, + 1; 0: none */
+#endif
   bit answered, keep;
   do
   :: atomic { ops < NOPS - c && held[c] < MAXHELD ->
@@ -356,7 +384,11 @@ proctype client(byte c) {
       atomic { send(SETTLE, a, expected * 2); want[c] = 0; forget() }
     :: expected != 0 && !(NOLANE && !keep) ->
       /* settled in the lane: the owner's next command waits for the answer */
-      atomic { send(SETTLE, a, expected * 2 + keep) }
+      atomic { send(SETTLE, a, expected * 2 + keep);
+#ifdef GAP_TAKE_BACK_GIVE_UP
+        if :: tb_sent == 0 && !keep -> tb_sent = now + 1 :: else -> skip fi
+#endif
+      }
       atomic { await();
         if
         :: answered ->
@@ -366,6 +398,9 @@ proctype client(byte c) {
           :: else -> skip
           fi;
           forget()
+#ifdef GAP_TAKE_BACK_GIVE_UP
+        :: !answered && !keep && now + 1 >= tb_sent + L -> forget()   /* gave up: leaves the lane */
+#endif
         :: else -> skip                     /* idempotent: sent again */
         fi }
     od

@@ -28,11 +28,14 @@ const Kind kinds[] = {
 
 class RecoveryTakeBack : public ::testing::TestWithParam<Kind> {};
 
-// Every key but the unlock latches, which releases leave for a while on purpose.
+// Every key but the unlock latches and the attempts' marks, which releases
+// and settles leave for a while on purpose (each with a TTL: a latch or mark
+// that would never go counts as left).
 std::vector<std::string> keys_left(RedisProbe& probe) {
   std::vector<std::string> out;
   for (auto& key : probe.keys()) {
-    if (key.rfind("redisson_unlock_latch:", 0) != 0) out.push_back(key);
+    bool short_lived = key.rfind("redisson_unlock_latch:", 0) == 0 || key.rfind("warden_acquire_cancel:", 0) == 0;
+    if (!short_lived || probe.pttl(key) < 0) out.push_back(key);
   }
   return out;
 }
@@ -196,11 +199,12 @@ TEST(Recovery, ASettledAttemptNeverTakesEffectLate) {
                      mark2, "30000", owner, "publish", "0", "2", "0", "60000"});
   EXPECT_EQ(taken_back.integer, 1);
   EXPECT_EQ(probe.hgetall("late").at(owner), "1");
-  // Sent again (its reply was lost): nothing more is taken.
+  // Sent again (its reply was lost): nothing more is taken, and it answers
+  // as the first copy did (the attempt's mark says it was taken back).
   auto again =
       probe.command({"EVAL", detail::scripts::lock_resolve_acquire.body, "3", "late", "redisson_lock__channel:{late}",
                      mark2, "30000", owner, "publish", "0", "2", "0", "60000"});
-  EXPECT_EQ(again.integer, 0);
+  EXPECT_EQ(again.integer, 1);
   EXPECT_EQ(probe.hgetall("late").at(owner), "1");
 }
 
@@ -270,6 +274,292 @@ TEST(Recovery, AKeptSettleSetsTheWholeLeaseAgain) {
                              "1", "60000"}));
   expect_lease("reads");
   expect_lease(hold_key + ":1");
+}
+
+// One lock kind's scripts, run by EVAL: two runs of one command with the same
+// latch or mark stand for a command re-sent after a time-out and its first
+// copy, left in the socket buffer of a dropped connection, which the server
+// still runs when it reads it (model/lock.pml: NegativeLateRelease,
+// NegativeLateTakeBack). The lock's key is the kind's label.
+struct ScriptKind {
+  const char* label;
+  const char* field_suffix;  // the owner's field: owner + this (":write" for a write hold)
+  bool exclusive;            // another owner's acquire is refused while the owner holds it
+  // Acquire attempt `attempt` of `owner` with `lease` (ms); true when it took the lock.
+  bool (*acquire)(RedisProbe&, const std::string& owner, const std::string& attempt, const std::string& lease);
+  ProbeReply (*release)(RedisProbe&, const std::string& owner, const std::string& latch);
+  // Settles attempt `attempt`, which would have made the count `expected`.
+  ProbeReply (*settle)(RedisProbe&, const std::string& owner, const std::string& attempt, const std::string& expected,
+                       bool keep);
+};
+
+std::string cancel_mark(const char* name, const std::string& attempt) {
+  return std::string("warden_acquire_cancel:{") + name + "}:" + attempt;
+}
+
+std::string unlock_latch(const char* name, const std::string& request) {
+  return std::string("redisson_unlock_latch:{") + name + "}:" + request;
+}
+
+const ScriptKind script_kinds[] = {
+    {"lock", "", true,
+     [](RedisProbe& probe, const std::string& owner, const std::string& attempt, const std::string& lease) {
+       return probe
+           .command(
+               {"EVAL", detail::scripts::lock_acquire.body, "2", "lock", cancel_mark("lock", attempt), lease, owner})
+           .is_nil();
+     },
+     [](RedisProbe& probe, const std::string& owner, const std::string& latch) {
+       return probe.command({"EVAL", detail::scripts::lock_release.body, "3", "lock", "redisson_lock__channel:{lock}",
+                             latch, "30000", owner, "publish", "0", "60000"});
+     },
+     [](RedisProbe& probe, const std::string& owner, const std::string& attempt, const std::string& expected,
+        bool keep) {
+       return probe.command({"EVAL", detail::scripts::lock_resolve_acquire.body, "3", "lock",
+                             "redisson_lock__channel:{lock}", cancel_mark("lock", attempt), "30000", owner, "publish",
+                             "0", expected, keep ? "1" : "0", "60000"});
+     }},
+    // SpinLock: the lock's scripts, publishing nothing.
+    {"spin", "", true,
+     [](RedisProbe& probe, const std::string& owner, const std::string& attempt, const std::string& lease) {
+       return probe
+           .command(
+               {"EVAL", detail::scripts::lock_acquire.body, "2", "spin", cancel_mark("spin", attempt), lease, owner})
+           .is_nil();
+     },
+     [](RedisProbe& probe, const std::string& owner, const std::string& latch) {
+       return probe.command({"EVAL", detail::scripts::lock_release.body, "3", "spin", "redisson_lock__channel:{spin}",
+                             latch, "30000", owner, "publish", "", "60000"});
+     },
+     [](RedisProbe& probe, const std::string& owner, const std::string& attempt, const std::string& expected,
+        bool keep) {
+       return probe.command({"EVAL", detail::scripts::lock_resolve_acquire.body, "3", "spin",
+                             "redisson_lock__channel:{spin}", cancel_mark("spin", attempt), "30000", owner, "publish",
+                             "", expected, keep ? "1" : "0", "60000"});
+     }},
+    // FencedLock: its own acquire and settle, the lock's release.
+    {"fenced", "", true,
+     [](RedisProbe& probe, const std::string& owner, const std::string& attempt, const std::string& lease) {
+       auto reply = probe.command({"EVAL", detail::scripts::fenced_acquire.body, "3", "fenced",
+                                   "redisson_lock_token:{fenced}", cancel_mark("fenced", attempt), lease, owner});
+       return reply.elements.size() == 2 && reply.elements[0].integer == -1;
+     },
+     [](RedisProbe& probe, const std::string& owner, const std::string& latch) {
+       return probe.command({"EVAL", detail::scripts::lock_release.body, "3", "fenced",
+                             "redisson_lock__channel:{fenced}", latch, "30000", owner, "publish", "0", "60000"});
+     },
+     [](RedisProbe& probe, const std::string& owner, const std::string& attempt, const std::string& expected,
+        bool keep) {
+       return probe.command({"EVAL", detail::scripts::fenced_resolve_acquire.body, "4", "fenced",
+                             "redisson_lock__channel:{fenced}", "redisson_lock_token:{fenced}",
+                             cancel_mark("fenced", attempt), "30000", owner, "publish", "0", expected, keep ? "1" : "0",
+                             "60000"});
+     }},
+    {"fair", "", true,
+     [](RedisProbe& probe, const std::string& owner, const std::string& attempt, const std::string& lease) {
+       return probe
+           .command({"EVAL", detail::scripts::fair_acquire.body, "5", "fair", "redisson_lock__channel:{fair}",
+                     "redisson_lock_queue:{fair}", "redisson_lock_timeout:{fair}", cancel_mark("fair", attempt), lease,
+                     owner, "publish", "0", "5000", "0", "1"})
+           .is_nil();
+     },
+     [](RedisProbe& probe, const std::string& owner, const std::string& latch) {
+       return probe.command({"EVAL", detail::scripts::fair_release.body, "5", "fair", "redisson_lock__channel:{fair}",
+                             "redisson_lock_queue:{fair}", "redisson_lock_timeout:{fair}", latch, "30000", owner,
+                             "publish", "0", "60000"});
+     },
+     [](RedisProbe& probe, const std::string& owner, const std::string& attempt, const std::string& expected,
+        bool keep) {
+       return probe.command({"EVAL", detail::scripts::fair_resolve_acquire.body, "4", "fair",
+                             "redisson_lock__channel:{fair}", "redisson_lock_queue:{fair}",
+                             cancel_mark("fair", attempt), "30000", owner, "publish", "0", expected, keep ? "1" : "0",
+                             "60000"});
+     }},
+    {"read", "", false,
+     [](RedisProbe& probe, const std::string& owner, const std::string& attempt, const std::string& lease) {
+       return probe
+           .command({"EVAL", detail::scripts::rwlock_read_acquire.body, "3", "read",
+                     "{read}:" + owner + ":rwlock_timeout", cancel_mark("read", attempt), lease, owner,
+                     owner + ":write"})
+           .is_nil();
+     },
+     [](RedisProbe& probe, const std::string& owner, const std::string& latch) {
+       return probe.command({"EVAL", detail::scripts::rwlock_read_release.body, "4", "read", "redisson_rwlock:{read}",
+                             "{read}:" + owner + ":rwlock_timeout", latch, "", owner, "publish", "0", "60000",
+                             "{read}"});
+     },
+     [](RedisProbe& probe, const std::string& owner, const std::string& attempt, const std::string& expected,
+        bool keep) {
+       return probe.command({"EVAL", detail::scripts::rwlock_read_resolve.body, "4", "read", "redisson_rwlock:{read}",
+                             "{read}:" + owner + ":rwlock_timeout", cancel_mark("read", attempt), "30000", owner,
+                             "publish", "0", expected, "{read}", keep ? "1" : "0", "60000"});
+     }},
+    {"write", ":write", true,
+     [](RedisProbe& probe, const std::string& owner, const std::string& attempt, const std::string& lease) {
+       return probe
+           .command({"EVAL", detail::scripts::rwlock_write_acquire.body, "2", "write", cancel_mark("write", attempt),
+                     lease, owner + ":write", owner})
+           .is_nil();
+     },
+     [](RedisProbe& probe, const std::string& owner, const std::string& latch) {
+       return probe.command({"EVAL", detail::scripts::rwlock_write_release.body, "3", "write",
+                             "redisson_rwlock:{write}", latch, "30000", owner + ":write", "publish", "1", "60000",
+                             "{write}"});
+     },
+     [](RedisProbe& probe, const std::string& owner, const std::string& attempt, const std::string& expected,
+        bool keep) {
+       return probe.command({"EVAL", detail::scripts::rwlock_write_resolve.body, "3", "write",
+                             "redisson_rwlock:{write}", cancel_mark("write", attempt), "30000", owner + ":write",
+                             "publish", "1", expected, "{write}", keep ? "1" : "0", "60000"});
+     }},
+};
+
+class RecoveryLateCopy : public ::testing::TestWithParam<ScriptKind> {
+ protected:
+  // The owner holds the lock with one level, and nobody else can take it.
+  void expect_held_once(RedisProbe& probe, const std::string& owner) {
+    const ScriptKind& kind = GetParam();
+    auto fields = probe.hgetall(kind.label);
+    auto field = fields.find(owner + kind.field_suffix);
+    ASSERT_NE(field, fields.end()) << "the owner's next hold is gone";
+    EXPECT_EQ(field->second, "1");
+    EXPECT_GT(probe.pttl(kind.label), 20'000);
+    if (kind.exclusive) {
+      EXPECT_FALSE(kind.acquire(probe, "client-y:9", "rival", "30000")) << "two holders";
+    }
+  }
+};
+
+// A release re-sent after a time-out answers "not held" (the hold's lease ran
+// out meanwhile); the owner takes the lock again; then the release's first
+// copy runs. It must answer as its re-send did and leave the new hold alone:
+// the release scripts latch "not held" too.
+TEST_P(RecoveryLateCopy, AReleaseRunLateLeavesTheOwnersNextHold) {
+  const ScriptKind& kind = GetParam();
+  RedisServer server;
+  RedisProbe probe(server);
+  const std::string owner = "client-x:7";
+  ASSERT_TRUE(kind.acquire(probe, owner, "a1", "100"));
+  ASSERT_TRUE(eventually([&] { return !probe.exists(kind.label); }));  // the lease ran out
+
+  const std::string latch = unlock_latch(kind.label, "r1");
+  auto resent = kind.release(probe, owner, latch);
+  ASSERT_FALSE(resent.is_error()) << resent.str;
+  EXPECT_TRUE(resent.is_nil());
+
+  ASSERT_TRUE(kind.acquire(probe, owner, "a2", "30000"));
+  auto late = kind.release(probe, owner, latch);
+  ASSERT_FALSE(late.is_error()) << late.str;
+  EXPECT_TRUE(late.is_nil());
+  expect_held_once(probe, owner);
+}
+
+// A settle re-sent after a time-out runs first; the owner takes the lock
+// again, which brings its count back to what the settle expects; then the
+// settle's first copy runs. It must answer as its re-send did and leave the
+// new hold alone: the resolve scripts read the attempt's mark first, and a
+// take-back marks it. Both answers: the attempt taken back, and not taken.
+TEST_P(RecoveryLateCopy, ATakeBackRunLateLeavesTheOwnersNextHold) {
+  const ScriptKind& kind = GetParam();
+  RedisServer server;
+  RedisProbe probe(server);
+  const std::string owner = "client-x:7";
+
+  // Attempt a1 took the lock; its answer was lost, and the caller has gone.
+  ASSERT_TRUE(kind.acquire(probe, owner, "a1", "30000"));
+  auto resent = kind.settle(probe, owner, "a1", "1", false);
+  ASSERT_FALSE(resent.is_error()) << resent.str;
+  EXPECT_EQ(resent.integer, 1);
+  EXPECT_FALSE(probe.exists(kind.label));
+  ASSERT_TRUE(kind.acquire(probe, owner, "a2", "30000"));
+  auto late = kind.settle(probe, owner, "a1", "1", false);
+  ASSERT_FALSE(late.is_error()) << late.str;
+  EXPECT_EQ(late.integer, 1);
+  expect_held_once(probe, owner);
+  auto released = kind.release(probe, owner, unlock_latch(kind.label, "r2"));
+  ASSERT_EQ(released.integer, 1) << released.str;
+
+  // Attempt a3 is settled before it ran: not taken, and it never will be.
+  resent = kind.settle(probe, owner, "a3", "1", false);
+  ASSERT_FALSE(resent.is_error()) << resent.str;
+  EXPECT_EQ(resent.integer, 0);
+  EXPECT_FALSE(kind.acquire(probe, owner, "a3", "30000"));
+  ASSERT_TRUE(kind.acquire(probe, owner, "a4", "30000"));
+  late = kind.settle(probe, owner, "a3", "1", false);
+  ASSERT_FALSE(late.is_error()) << late.str;
+  EXPECT_EQ(late.integer, 0);
+  expect_held_once(probe, owner);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, RecoveryLateCopy, ::testing::ValuesIn(script_kinds),
+                         [](const ::testing::TestParamInfo<ScriptKind>& info) {
+                           return std::string(info.param.label);
+                         });
+
+// The synchronizers' permits, under the same late copies: a Semaphore's
+// release leaves its latch on every answer, its settle and a PES settle move
+// the attempt's mark from "taken" to "returned" once, and a PES permit is
+// released by its id, which no later acquire reuses. No copy run late gives a
+// permit back twice.
+TEST(Recovery, ASynchronizerCommandRunLateGivesNoPermitBackTwice) {
+  RedisServer server;
+  RedisProbe probe(server);
+  auto count = [&](const char* key) { return probe.command({"GET", key}).str; };
+
+  auto sem_release = [&](const std::string& latch) {
+    return probe.command({"EVAL", detail::scripts::semaphore_release.body, "3", "sem", "redisson_sc:{sem}", latch, "",
+                          "", "publish", "", "2", "60000"});
+  };
+  auto sem_acquire = [&](const std::string& attempt) {
+    return probe.command({"EVAL", detail::scripts::semaphore_acquire.body, "2", "sem", cancel_mark("sem", attempt), "",
+                          "", "1", "60000"});
+  };
+  auto sem_settle = [&](const std::string& attempt) {
+    return probe.command({"EVAL", detail::scripts::semaphore_settle.body, "3", "sem", "redisson_sc:{sem}",
+                          cancel_mark("sem", attempt), "", "", "publish", "", "1", "0", "60000"});
+  };
+  // A release of 2, re-sent; others take what it gave; its first copy runs.
+  const std::string latch = "warden_release_latch:{sem}:r1";
+  EXPECT_EQ(sem_release(latch).integer, 2);
+  EXPECT_EQ(sem_acquire("a1").integer, 1);
+  EXPECT_EQ(sem_acquire("a2").integer, 1);
+  EXPECT_EQ(sem_release(latch).integer, 2);
+  EXPECT_EQ(count("sem"), "0");
+  // An attempt given back by its settle; another takes the permit; the
+  // settle's first copy runs.
+  EXPECT_EQ(sem_settle("a1").integer, 1);
+  EXPECT_EQ(count("sem"), "1");
+  EXPECT_EQ(sem_acquire("a3").integer, 1);
+  EXPECT_EQ(sem_settle("a1").integer, 1);
+  EXPECT_EQ(count("sem"), "0");
+
+  auto pes_acquire = [&](const std::string& attempt, const std::string& id) {
+    return probe.command({"EVAL", detail::scripts::pes_acquire.body, "4", "pes", "redisson_sc:{pes}", "{pes}:timeout",
+                          cancel_mark("pes", attempt), "30000", "", "publish", "", id, "60000"});
+  };
+  auto pes_release = [&](const std::string& id) {
+    return probe.command({"EVAL", detail::scripts::pes_release.body, "3", "pes", "redisson_sc:{pes}", "{pes}:timeout",
+                          "", "", "publish", "", id});
+  };
+  auto pes_settle = [&](const std::string& attempt, const std::string& id) {
+    return probe.command({"EVAL", detail::scripts::pes_settle.body, "4", "pes", "redisson_sc:{pes}", "{pes}:timeout",
+                          cancel_mark("pes", attempt), "", "", "publish", "", id, "0", "60000"});
+  };
+  const std::string p1(32, '1'), p2(32, '2'), p3(32, '3');
+  probe.command({"SET", "pes", "1"});
+  // A release by id runs twice, the permit taken again in between under a new id.
+  EXPECT_EQ(pes_acquire("b1", p1).integer, -1);
+  EXPECT_EQ(pes_release(p1).integer, 1);
+  EXPECT_EQ(pes_acquire("b2", p2).integer, -1);
+  EXPECT_EQ(pes_release(p1).integer, 0);
+  EXPECT_EQ(count("pes"), "0");
+  EXPECT_FALSE(probe.command({"ZSCORE", "{pes}:timeout", p2}).is_nil());  // the new permit is held
+  // A settle's give-back runs twice, the permit taken again in between.
+  EXPECT_EQ(pes_settle("b2", p2).integer, 1);
+  EXPECT_EQ(count("pes"), "1");
+  EXPECT_EQ(pes_acquire("b3", p3).integer, -1);
+  EXPECT_EQ(pes_settle("b2", p2).integer, 1);
+  EXPECT_EQ(count("pes"), "0");
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, RecoveryTakeBack, ::testing::ValuesIn(kinds),
