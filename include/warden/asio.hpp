@@ -1,6 +1,6 @@
 // warden — distributed locks on Redis.
-// Asio completion tokens for every lock kind: callbacks, use_future,
-// use_awaitable, deferred. Optional and header-only: warden itself neither
+// Asio completion tokens for every lock kind and synchronizer: callbacks,
+// use_future, use_awaitable, deferred. Optional and header-only: warden itself neither
 // needs nor links Asio. Standalone Asio by default; Boost.Asio when
 // WARDEN_ASIO_USE_BOOST is defined before this header is included.
 #pragma once
