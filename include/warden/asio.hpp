@@ -1,15 +1,17 @@
 // warden — distributed locks on Redis.
-// Asio completion tokens for every lock kind: callbacks, use_future,
-// use_awaitable, deferred. Optional and header-only: warden itself neither
+// Asio completion tokens for every lock kind and synchronizer: callbacks,
+// use_future, use_awaitable, deferred. Optional and header-only: warden itself neither
 // needs nor links Asio. Standalone Asio by default; Boost.Asio when
 // WARDEN_ASIO_USE_BOOST is defined before this header is included.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <system_error>
 #include <type_traits>
 #include <utility>
@@ -46,10 +48,13 @@
 
 #include <warden/cancel.hpp>
 #include <warden/composite_lock.hpp>
+#include <warden/count_down_latch.hpp>
 #include <warden/error.hpp>
 #include <warden/fenced_lock.hpp>
 #include <warden/lock.hpp>
 #include <warden/lock_options.hpp>
+#include <warden/permit_expirable_semaphore.hpp>
+#include <warden/semaphore.hpp>
 #include <warden/task_owner.hpp>
 #include <warden/thread_id.hpp>
 
@@ -278,10 +283,10 @@ struct initiate_call {
 /// the way to add another kind with the same callback shape:
 /// \code
 ///   template <class Token>
-///   auto async_acquire(Semaphore sem, lock_options options, Token&& token) {
+///   auto async_acquire_two(Semaphore sem, lock_options options, Token&& token) {
 ///     return warden::async_wait<void>(
-///         [sem](const lock_options& o, completion<void> done) mutable { sem.acquire_async(o, std::move(done)); },
-///         [sem](completion<void> done) mutable { sem.release_async(std::move(done)); },
+///         [sem](const lock_options& o, completion<void> done) mutable { sem.acquire_async(2, o, std::move(done)); },
+///         [sem](completion<void> done) mutable { sem.release_async(2, std::move(done)); },
 ///         std::move(options), std::forward<Token>(token));
 ///   }
 /// \endcode
@@ -446,6 +451,314 @@ template <class Token>
 auto async_unlock(CompositeLock lock, thread_id owner, Token&& token) {
   return async_call<void>([lock, owner](completion<void> done) mutable { lock.unlock_async(owner, std::move(done)); },
                           std::forward<Token>(token));
+}
+
+// ---- Semaphore
+
+/// Semaphore::acquire() of `permits` with any completion token:
+/// void(error_code). See async_wait(): a cancelled wait ends with
+/// errc::cancelled, and permits taken although cancellation came first are
+/// released before the handler hears it.
+/// \param semaphore the semaphore. \param permits how many, > 0 (else errc::invalid_argument).
+/// \param options cancellation only, as for acquire() (a wait or a lease is errc::invalid_argument).
+/// \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_acquire(Semaphore semaphore, std::int64_t permits, lock_options options, Token&& token) {
+  return async_wait<void>(
+      [semaphore, permits](const lock_options& o, completion<void> done) mutable {
+        semaphore.acquire_async(permits, o, std::move(done));
+      },
+      [semaphore, permits](completion<void> done) mutable { semaphore.release_async(permits, std::move(done)); },
+      std::move(options), std::forward<Token>(token));
+}
+/// async_acquire() of a Semaphore with default options (no cancel token but the slot's).
+/// \param semaphore the semaphore. \param permits how many, > 0. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_acquire(Semaphore semaphore, std::int64_t permits, Token&& token) {
+  return async_acquire(semaphore, permits, lock_options(), std::forward<Token>(token));
+}
+
+/// Semaphore::try_acquire(permits, options) with any completion token:
+/// void(error_code, bool), false when the wait ran out. Permits taken for a
+/// wait cancelled first are released, as for async_acquire().
+/// \param semaphore the semaphore. \param permits how many, > 0.
+/// \param options wait (unset: one try) and cancellation. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_try_acquire(Semaphore semaphore, std::int64_t permits, lock_options options, Token&& token) {
+  return async_wait<bool>(
+      [semaphore, permits](const lock_options& o, completion<bool> done) mutable {
+        semaphore.try_acquire_async(permits, o, std::move(done));
+      },
+      [semaphore, permits](completion<void> done) mutable { semaphore.release_async(permits, std::move(done)); },
+      std::move(options), std::forward<Token>(token));
+}
+
+/// Semaphore::release() of `permits` with any completion token: void(error_code).
+/// \param semaphore the semaphore. \param permits how many, > 0. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_release(Semaphore semaphore, std::int64_t permits, Token&& token) {
+  return async_call<void>(
+      [semaphore, permits](completion<void> done) mutable { semaphore.release_async(permits, std::move(done)); },
+      std::forward<Token>(token));
+}
+
+/// Semaphore::available_permits() with any completion token: void(error_code, std::int64_t).
+/// \param semaphore the semaphore. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_available_permits(Semaphore semaphore, Token&& token) {
+  return async_call<std::int64_t>(
+      [semaphore](completion<std::int64_t> done) { semaphore.available_permits_async(std::move(done)); },
+      std::forward<Token>(token));
+}
+
+/// Semaphore::try_set_permits() with any completion token: void(error_code, bool).
+/// \param semaphore the semaphore. \param permits the count, > 0. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_try_set_permits(Semaphore semaphore, std::int64_t permits, Token&& token) {
+  return async_call<bool>(
+      [semaphore, permits](completion<bool> done) mutable {
+        semaphore.try_set_permits_async(permits, std::move(done));
+      },
+      std::forward<Token>(token));
+}
+
+/// Semaphore::add_permits() with any completion token: void(error_code).
+/// \param semaphore the semaphore. \param permits how many to add, > 0. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_add_permits(Semaphore semaphore, std::int64_t permits, Token&& token) {
+  return async_call<void>(
+      [semaphore, permits](completion<void> done) mutable { semaphore.add_permits_async(permits, std::move(done)); },
+      std::forward<Token>(token));
+}
+
+/// Semaphore::drain_permits() with any completion token: void(error_code, std::int64_t),
+/// how many permits were taken.
+/// \param semaphore the semaphore. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_drain_permits(Semaphore semaphore, Token&& token) {
+  return async_call<std::int64_t>(
+      [semaphore](completion<std::int64_t> done) mutable { semaphore.drain_permits_async(std::move(done)); },
+      std::forward<Token>(token));
+}
+
+// ---- PermitExpirableSemaphore
+
+/// PermitExpirableSemaphore::acquire(options) with any completion token:
+/// void(error_code, std::string), the permit's id. A permit taken although
+/// cancellation came first is released before the handler hears
+/// errc::cancelled (see async_wait()).
+/// \param semaphore the semaphore.
+/// \param options lease (unset: the watchdog keeps the permit) and cancellation; no wait.
+/// \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_acquire(PermitExpirableSemaphore semaphore, lock_options options, Token&& token) {
+  // The give-back needs the permit's id: the acquire's callback keeps it
+  // before the outcome is judged (both on the I/O thread); a give-back runs
+  // only after that.
+  auto taken = std::make_shared<std::string>();
+  return async_wait<std::string>(
+      [semaphore, taken](const lock_options& o, completion<std::string> done) mutable {
+        semaphore.acquire_async(o, [taken, done = std::move(done)](std::error_code error, std::string id) {
+          if (!error) *taken = id;
+          done(error, std::move(id));
+        });
+      },
+      [semaphore, taken](completion<void> done) mutable { semaphore.release_async(*taken, std::move(done)); },
+      std::move(options), std::forward<Token>(token));
+}
+/// async_acquire() of a PermitExpirableSemaphore with default options.
+/// \param semaphore the semaphore. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_acquire(PermitExpirableSemaphore semaphore, Token&& token) {
+  return async_acquire(semaphore, lock_options(), std::forward<Token>(token));
+}
+
+/// PermitExpirableSemaphore::try_acquire(options) with any completion token:
+/// void(error_code, std::optional<std::string>), empty when the wait ran out.
+/// A permit taken for a wait cancelled first is released, as for async_acquire().
+/// \param semaphore the semaphore. \param options wait (unset: one try), lease and cancellation.
+/// \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_try_acquire(PermitExpirableSemaphore semaphore, lock_options options, Token&& token) {
+  auto taken = std::make_shared<std::string>();
+  return async_wait<std::optional<std::string>>(
+      [semaphore, taken](const lock_options& o, completion<std::optional<std::string>> done) mutable {
+        semaphore.try_acquire_async(
+            o, [taken, done = std::move(done)](std::error_code error, std::optional<std::string> id) {
+              if (!error && id) *taken = *id;
+              done(error, std::move(id));
+            });
+      },
+      [semaphore, taken](completion<void> done) mutable { semaphore.release_async(*taken, std::move(done)); },
+      std::move(options), std::forward<Token>(token));
+}
+
+/// PermitExpirableSemaphore::release(id) with any completion token:
+/// void(error_code): errc::lease_expired when its lease had run out,
+/// errc::not_owner when no such permit is held.
+/// \param semaphore the semaphore. \param id the permit's id. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_release(PermitExpirableSemaphore semaphore, std::string id, Token&& token) {
+  return async_call<void>(
+      [semaphore, id = std::move(id)](completion<void> done) mutable { semaphore.release_async(id, std::move(done)); },
+      std::forward<Token>(token));
+}
+
+/// PermitExpirableSemaphore::try_release(id) with any completion token:
+/// void(error_code, bool), false when the permit is not held.
+/// \param semaphore the semaphore. \param id the permit's id. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_try_release(PermitExpirableSemaphore semaphore, std::string id, Token&& token) {
+  return async_call<bool>([semaphore, id = std::move(id)](
+                              completion<bool> done) mutable { semaphore.try_release_async(id, std::move(done)); },
+                          std::forward<Token>(token));
+}
+
+/// PermitExpirableSemaphore::update_lease_time(id, lease) with any completion
+/// token: void(error_code, bool), false when the permit is not held.
+/// \param semaphore the semaphore. \param id the permit's id.
+/// \param lease the new lease from now, > 0. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Rep, class Period, class Token>
+auto async_update_lease_time(PermitExpirableSemaphore semaphore, std::string id,
+                             const std::chrono::duration<Rep, Period>& lease, Token&& token) {
+  return async_call<bool>(
+      [semaphore, id = std::move(id), lease = detail::to_ms(lease)](completion<bool> done) mutable {
+        semaphore.update_lease_time_async(id, lease, std::move(done));
+      },
+      std::forward<Token>(token));
+}
+
+/// PermitExpirableSemaphore::available_permits() with any completion token:
+/// void(error_code, std::int64_t).
+/// \param semaphore the semaphore. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_available_permits(PermitExpirableSemaphore semaphore, Token&& token) {
+  return async_call<std::int64_t>(
+      [semaphore](completion<std::int64_t> done) { semaphore.available_permits_async(std::move(done)); },
+      std::forward<Token>(token));
+}
+
+/// PermitExpirableSemaphore::acquired_permits() with any completion token:
+/// void(error_code, std::int64_t).
+/// \param semaphore the semaphore. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_acquired_permits(PermitExpirableSemaphore semaphore, Token&& token) {
+  return async_call<std::int64_t>(
+      [semaphore](completion<std::int64_t> done) { semaphore.acquired_permits_async(std::move(done)); },
+      std::forward<Token>(token));
+}
+
+/// PermitExpirableSemaphore::try_set_permits() with any completion token: void(error_code, bool).
+/// \param semaphore the semaphore. \param permits the count, > 0. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_try_set_permits(PermitExpirableSemaphore semaphore, std::int64_t permits, Token&& token) {
+  return async_call<bool>(
+      [semaphore, permits](completion<bool> done) mutable {
+        semaphore.try_set_permits_async(permits, std::move(done));
+      },
+      std::forward<Token>(token));
+}
+
+/// PermitExpirableSemaphore::set_permits() with any completion token: void(error_code).
+/// \param semaphore the semaphore. \param permits free + held permits, > 0. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_set_permits(PermitExpirableSemaphore semaphore, std::int64_t permits, Token&& token) {
+  return async_call<void>(
+      [semaphore, permits](completion<void> done) mutable { semaphore.set_permits_async(permits, std::move(done)); },
+      std::forward<Token>(token));
+}
+
+// ---- CountDownLatch
+
+/// CountDownLatch::wait() with any completion token: void(error_code), once
+/// the latch is open. A cancelled wait (the slot, or `cancel`) ends with
+/// errc::cancelled and leaves no subscription; it takes nothing, so nothing
+/// is given back. (An overload of the generic async_wait<T>() above, told
+/// apart by its first argument.)
+/// \param latch the latch. \param cancel ends the wait with errc::cancelled
+///   (replaced by the slot's when the handler has a connected slot).
+/// \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_wait(CountDownLatch latch, cancel_token cancel, Token&& token) {
+  return async_wait<void>(
+      [latch](const lock_options& o, completion<void> done) mutable { latch.wait_async(o.cancel(), std::move(done)); },
+      nullptr, lock_options().with_cancel(std::move(cancel)), std::forward<Token>(token));
+}
+/// CountDownLatch::wait() with any completion token, cancelled through the slot only.
+/// \param latch the latch. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_wait(CountDownLatch latch, Token&& token) {
+  return async_wait(latch, cancel_token(), std::forward<Token>(token));
+}
+
+/// CountDownLatch::wait_for() with any completion token: void(error_code,
+/// bool), false when the wait ran out. Cancelled as async_wait() of a latch.
+/// \param latch the latch. \param wait how long at most, >= 0.
+/// \param cancel ends the wait with errc::cancelled. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Rep, class Period, class Token>
+auto async_wait_for(CountDownLatch latch, const std::chrono::duration<Rep, Period>& wait, cancel_token cancel,
+                    Token&& token) {
+  return async_wait<bool>(
+      [latch, wait = detail::to_ms(wait)](const lock_options& o, completion<bool> done) mutable {
+        latch.wait_for_async(wait, o.cancel(), std::move(done));
+      },
+      nullptr, lock_options().with_cancel(std::move(cancel)), std::forward<Token>(token));
+}
+/// CountDownLatch::wait_for() with any completion token, cancelled through the slot only.
+/// \param latch the latch. \param wait how long at most, >= 0. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Rep, class Period, class Token>
+auto async_wait_for(CountDownLatch latch, const std::chrono::duration<Rep, Period>& wait, Token&& token) {
+  return async_wait_for(latch, wait, cancel_token(), std::forward<Token>(token));
+}
+
+/// CountDownLatch::count_down() with any completion token: void(error_code).
+/// \param latch the latch. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_count_down(CountDownLatch latch, Token&& token) {
+  return async_call<void>([latch](completion<void> done) mutable { latch.count_down_async(std::move(done)); },
+                          std::forward<Token>(token));
+}
+
+/// CountDownLatch::try_set_count() with any completion token: void(error_code, bool).
+/// \param latch the latch. \param count the count, > 0. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_try_set_count(CountDownLatch latch, std::int64_t count, Token&& token) {
+  return async_call<bool>(
+      [latch, count](completion<bool> done) mutable { latch.try_set_count_async(count, std::move(done)); },
+      std::forward<Token>(token));
+}
+
+/// CountDownLatch::count() with any completion token: void(error_code, std::int64_t), 0 when open.
+/// \param latch the latch. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_count(CountDownLatch latch, Token&& token) {
+  return async_call<std::int64_t>([latch](completion<std::int64_t> done) { latch.count_async(std::move(done)); },
+                                  std::forward<Token>(token));
 }
 
 }  // namespace warden

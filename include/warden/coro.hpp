@@ -7,19 +7,26 @@
 #error "<warden/coro.hpp> needs C++20 (coroutines); warden's other headers are C++17"
 #endif
 
+#include <chrono>
 #include <coroutine>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <system_error>
 #include <type_traits>
 #include <utility>
 
+#include <warden/cancel.hpp>
 #include <warden/composite_lock.hpp>
+#include <warden/count_down_latch.hpp>
 #include <warden/error.hpp>
 #include <warden/fenced_lock.hpp>
 #include <warden/lock.hpp>
 #include <warden/lock_options.hpp>
+#include <warden/permit_expirable_semaphore.hpp>
+#include <warden/semaphore.hpp>
 #include <warden/task_owner.hpp>
 #include <warden/thread_id.hpp>
 
@@ -241,6 +248,128 @@ inline awaitable<bool> try_lock(CompositeLock lock, thread_id owner, executor po
 inline awaitable<void> unlock(CompositeLock lock, thread_id owner, executor post) {
   return call<void>(std::move(post),
                     [lock, owner](completion<void> done) mutable { lock.unlock_async(owner, std::move(done)); });
+}
+
+/// Semaphore::acquire() of `permits`, awaited. Permits taken for a coroutine
+/// that is never resumed (its executor dropped the job) are released.
+/// \param semaphore the semaphore. \param permits how many, > 0.
+/// \param post where to resume. \param options cancellation (no wait, no lease).
+/// \return the awaitable (void).
+inline awaitable<void> acquire(Semaphore semaphore, std::int64_t permits, executor post, lock_options options = {}) {
+  return wait<void>(
+      std::move(post),
+      [semaphore, permits, options](completion<void> done) mutable {
+        semaphore.acquire_async(permits, options, std::move(done));
+      },
+      [semaphore, permits](completion<void> done) mutable { semaphore.release_async(permits, std::move(done)); });
+}
+
+/// Semaphore::try_acquire(permits, options), awaited.
+/// \param semaphore the semaphore. \param permits how many, > 0.
+/// \param post where to resume. \param options wait (unset: one try) and cancellation.
+/// \return the awaitable: true when taken, false when the wait ran out.
+inline awaitable<bool> try_acquire(Semaphore semaphore, std::int64_t permits, executor post,
+                                   lock_options options = {}) {
+  return wait<bool>(
+      std::move(post),
+      [semaphore, permits, options](completion<bool> done) mutable {
+        semaphore.try_acquire_async(permits, options, std::move(done));
+      },
+      [semaphore, permits](completion<void> done) mutable { semaphore.release_async(permits, std::move(done)); });
+}
+
+/// Semaphore::release() of `permits`, awaited.
+/// \param semaphore the semaphore. \param permits how many, > 0. \param post where to resume.
+/// \return the awaitable (void).
+inline awaitable<void> release(Semaphore semaphore, std::int64_t permits, executor post) {
+  return call<void>(std::move(post), [semaphore, permits](completion<void> done) mutable {
+    semaphore.release_async(permits, std::move(done));
+  });
+}
+
+/// PermitExpirableSemaphore::acquire(options), awaited. A permit taken for a
+/// coroutine that is never resumed is released.
+/// \param semaphore the semaphore. \param post where to resume.
+/// \param options lease (unset: watchdog-kept) and cancellation; no wait.
+/// \return the awaitable: the permit's id.
+inline awaitable<std::string> acquire(PermitExpirableSemaphore semaphore, executor post, lock_options options = {}) {
+  // The give-back needs the id: the acquire's callback keeps it first.
+  auto taken = std::make_shared<std::string>();
+  return wait<std::string>(
+      std::move(post),
+      [semaphore, options, taken](completion<std::string> done) mutable {
+        semaphore.acquire_async(options, [taken, done = std::move(done)](std::error_code error, std::string id) {
+          if (!error) *taken = id;
+          done(error, std::move(id));
+        });
+      },
+      [semaphore, taken](completion<void> done) mutable { semaphore.release_async(*taken, std::move(done)); });
+}
+
+/// PermitExpirableSemaphore::try_acquire(options), awaited.
+/// \param semaphore the semaphore. \param post where to resume.
+/// \param options wait (unset: one try), lease and cancellation.
+/// \return the awaitable: the permit's id, or empty when the wait ran out.
+inline awaitable<std::optional<std::string>> try_acquire(PermitExpirableSemaphore semaphore, executor post,
+                                                         lock_options options = {}) {
+  auto taken = std::make_shared<std::string>();
+  return wait<std::optional<std::string>>(
+      std::move(post),
+      [semaphore, options, taken](completion<std::optional<std::string>> done) mutable {
+        semaphore.try_acquire_async(
+            options, [taken, done = std::move(done)](std::error_code error, std::optional<std::string> id) {
+              if (!error && id) *taken = *id;
+              done(error, std::move(id));
+            });
+      },
+      [semaphore, taken](completion<void> done) mutable { semaphore.release_async(*taken, std::move(done)); });
+}
+
+/// PermitExpirableSemaphore::release(id), awaited; throws warden::Error
+/// (errc::lease_expired, errc::not_owner) as release() does.
+/// \param semaphore the semaphore. \param id the permit's id. \param post where to resume.
+/// \return the awaitable (void).
+inline awaitable<void> release(PermitExpirableSemaphore semaphore, std::string id, executor post) {
+  return call<void>(std::move(post), [semaphore, id = std::move(id)](completion<void> done) mutable {
+    semaphore.release_async(id, std::move(done));
+  });
+}
+
+/// PermitExpirableSemaphore::try_release(id), awaited.
+/// \param semaphore the semaphore. \param id the permit's id. \param post where to resume.
+/// \return the awaitable: false when the permit was not held.
+inline awaitable<bool> try_release(PermitExpirableSemaphore semaphore, std::string id, executor post) {
+  return call<bool>(std::move(post), [semaphore, id = std::move(id)](completion<bool> done) mutable {
+    semaphore.try_release_async(id, std::move(done));
+  });
+}
+
+/// CountDownLatch::wait(), awaited: resumes once the latch is open. It takes
+/// nothing, so there is nothing to give back.
+/// \param latch the latch. \param post where to resume. \param cancel ends the wait with errc::cancelled.
+/// \return the awaitable (void).
+inline awaitable<void> wait(CountDownLatch latch, executor post, cancel_token cancel = {}) {
+  return call<void>(std::move(post),
+                    [latch, cancel](completion<void> done) mutable { latch.wait_async(cancel, std::move(done)); });
+}
+
+/// CountDownLatch::wait_for(), awaited.
+/// \param latch the latch. \param limit how long to wait at most, >= 0. \param post where to resume.
+/// \param cancel ends the wait with errc::cancelled.
+/// \return the awaitable: true when the latch opened in time.
+inline awaitable<bool> wait_for(CountDownLatch latch, std::chrono::milliseconds limit, executor post,
+                                cancel_token cancel = {}) {
+  return call<bool>(std::move(post), [latch, limit, cancel](completion<bool> done) mutable {
+    latch.wait_for_async(limit, cancel, std::move(done));
+  });
+}
+
+/// CountDownLatch::count_down(), awaited.
+/// \param latch the latch. \param post where to resume.
+/// \return the awaitable (void).
+inline awaitable<void> count_down(CountDownLatch latch, executor post) {
+  return call<void>(std::move(post),
+                    [latch](completion<void> done) mutable { latch.count_down_async(std::move(done)); });
 }
 
 }  // namespace warden::coro

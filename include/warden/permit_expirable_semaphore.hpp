@@ -145,6 +145,17 @@ class WARDEN_API PermitExpirableSemaphore {
   std::future<std::int64_t> available_permits_async() const;
   /// acquired_permits() as a future.
   std::future<std::int64_t> acquired_permits_async() const;
+  /// available_permits() with a completion callback (I/O thread).
+  void available_permits_async(completion<std::int64_t> done) const;
+  /// acquired_permits() with a completion callback (I/O thread).
+  void acquired_permits_async(completion<std::int64_t> done) const;
+  /// try_set_permits() with a completion callback (I/O thread).
+  void try_set_permits_async(std::int64_t permits, completion<bool> done);
+  /// set_permits() with a completion callback (I/O thread).
+  void set_permits_async(std::int64_t permits, completion<void> done);
+  /// update_lease_time(id, lease) with a completion callback (I/O thread):
+  /// false when the permit is not held.
+  void update_lease_time_async(const std::string& id, milliseconds lease, completion<bool> done);
 
   /// Calls `listener` whenever a renewal by this Client's watchdog finds one
   /// of the semaphore's watchdog-kept permits gone, or none could be

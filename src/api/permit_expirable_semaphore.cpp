@@ -263,6 +263,27 @@ std::future<std::int64_t> PermitExpirableSemaphore::acquired_permits_async() con
       [&](sink<long long> out) { counting(core_, count_op::acquired, 0, std::move(out)); }, as_count);
 }
 
+void PermitExpirableSemaphore::available_permits_async(completion<std::int64_t> done) const {
+  counting(core_, count_op::available, 0, to_callback<std::int64_t, long long>(core_, std::move(done), as_count));
+}
+
+void PermitExpirableSemaphore::acquired_permits_async(completion<std::int64_t> done) const {
+  counting(core_, count_op::acquired, 0, to_callback<std::int64_t, long long>(core_, std::move(done), as_count));
+}
+
+void PermitExpirableSemaphore::try_set_permits_async(std::int64_t permits, completion<bool> done) {
+  counting(core_, count_op::try_set, permits, to_callback<bool, long long>(core_, std::move(done), as_bool));
+}
+
+void PermitExpirableSemaphore::set_permits_async(std::int64_t permits, completion<void> done) {
+  counting(core_, count_op::set, permits, to_callback<void, long long>(core_, std::move(done), as_nothing));
+}
+
+void PermitExpirableSemaphore::update_lease_time_async(const std::string& id, milliseconds lease,
+                                                       completion<bool> done) {
+  on_permit(core_, "update_lease_time", id, lease, true, false, to_callback<bool, bool>(core_, std::move(done), same));
+}
+
 LostSubscription PermitExpirableSemaphore::subscribe_lost(permit_lost_listener listener) {
   if (!core_) throw Error(errc::invalid_argument, moved_from("subscribe_lost()"));
   auto keeper = core_->keeper();

@@ -11,6 +11,7 @@
 #include <boost/asio/use_future.hpp>
 
 #include <future>
+#include <string>
 
 [[maybe_unused]] static void every_operation(warden::Client& client, boost::asio::io_context& io) {
   warden::task_owner me;
@@ -21,4 +22,12 @@
                          boost::asio::bind_executor(io, [](boost::system::error_code, bool) {}));
   warden::async_unlock(lock, me, [](boost::system::error_code error) { (void)error.message(); });
   warden::async_lock(multi, me, [](boost::system::error_code) {});
+  warden::Semaphore sem = client.get_semaphore("s");
+  std::future<void> permits = warden::async_acquire(sem, 1, boost::asio::use_future);
+  warden::async_release(sem, 1, [](boost::system::error_code) {});
+  warden::PermitExpirableSemaphore pes = client.get_permit_expirable_semaphore("p");
+  warden::async_acquire(pes, boost::asio::bind_executor(io, [](boost::system::error_code, std::string) {}));
+  warden::CountDownLatch latch = client.get_count_down_latch("l");
+  warden::async_wait(latch, [](boost::system::error_code) {});
+  warden::async_count_down(latch, [](boost::system::error_code) {});
 }

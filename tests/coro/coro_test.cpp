@@ -188,5 +188,117 @@ TEST(CoroAwaitable, AHoldWhoseResumptionIsDroppedIsGivenBack) {
   t.frame.destroy();
 }
 
+// ---- synchronizers
+
+TEST(CoroSynchronizers, SemaphoreAcquiresTriesAndReleasesOnTheGivenExecutor) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  Semaphore sem = client.get_semaphore("coro:sem");
+  ASSERT_TRUE(sem.try_set_permits(3));
+  Worker worker;
+  auto post = worker.executor();
+  auto body = [&]() -> task {
+    co_await coro::acquire(sem, 2, post);
+    EXPECT_EQ(std::this_thread::get_id(), worker.id());
+    EXPECT_EQ(sem.available_permits(), 1);  // a blocking call: not on warden's I/O thread
+    bool more = co_await coro::try_acquire(sem, 2, post, lock_options().with_wait(50ms));
+    EXPECT_FALSE(more);
+    more = co_await coro::try_acquire(sem, 1, post);
+    EXPECT_TRUE(more);
+    co_await coro::release(sem, 3, post);
+    try {
+      co_await coro::acquire(sem, 0, post);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), errc::invalid_argument);
+    }
+  };
+  task t = body();
+  wait_for(t);
+  EXPECT_EQ(probe.get("coro:sem"), "3");
+}
+
+TEST(CoroSynchronizers, PermitsHaveIdsAndAreReleased) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  PermitExpirableSemaphore sem = client.get_permit_expirable_semaphore("coro:pes");
+  ASSERT_TRUE(sem.try_set_permits(1));
+  Worker worker;
+  auto post = worker.executor();
+  auto body = [&]() -> task {
+    std::string id = co_await coro::acquire(sem, post, lock_options().with_lease(30s));
+    EXPECT_EQ(id.size(), 32u);
+    auto none = co_await coro::try_acquire(sem, post, lock_options().with_wait(50ms));
+    EXPECT_FALSE(none.has_value());
+    co_await coro::release(sem, id, post);
+    try {
+      co_await coro::release(sem, id, post);
+      ADD_FAILURE() << "released twice";
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), errc::not_owner);
+    }
+    auto again = co_await coro::try_acquire(sem, post);
+    EXPECT_TRUE(again.has_value());
+    if (again) {
+      bool released = co_await coro::try_release(sem, *again, post);
+      EXPECT_TRUE(released);
+    }
+  };
+  task t = body();
+  wait_for(t);
+  EXPECT_EQ(sem.available_permits(), 1);
+  EXPECT_EQ(sem.acquired_permits(), 0);
+}
+
+TEST(CoroSynchronizers, ALatchWaitResumesOnceCountedDown) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  CountDownLatch latch = client.get_count_down_latch("coro:latch");
+  ASSERT_TRUE(latch.try_set_count(2));
+  Worker worker;
+  auto post = worker.executor();
+  auto timed = [&]() -> task {
+    bool open = co_await coro::wait_for(latch, 50ms, post);
+    EXPECT_FALSE(open);
+  };
+  task timing = timed();
+  wait_for(timing);
+  auto waiter = [&]() -> task {
+    co_await coro::wait(latch, post);
+    EXPECT_EQ(std::this_thread::get_id(), worker.id());
+    EXPECT_EQ(latch.count(), 0);
+  };
+  task waiting = waiter();
+  auto counter = [&]() -> task {
+    co_await coro::count_down(latch, post);
+    co_await coro::count_down(latch, post);
+  };
+  ASSERT_TRUE(eventually([&] { return subscribers(probe, "redisson_countdownlatch__channel__{coro:latch}") == 1; }));
+  EXPECT_EQ(waiting.finished.wait_for(50ms), std::future_status::timeout);
+  task counting = counter();
+  wait_for(counting);
+  wait_for(waiting);
+  EXPECT_FALSE(probe.exists("coro:latch"));
+}
+
+TEST(CoroSynchronizers, APermitWhoseResumptionIsDroppedIsReleased) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Client client{fast_config(server)};
+  PermitExpirableSemaphore sem = client.get_permit_expirable_semaphore("coro:pes-dropped");
+  ASSERT_TRUE(sem.try_set_permits(1));
+  std::promise<void> dropped;
+  coro::executor dropping = [&](std::function<void()>) { dropped.set_value(); };  // never runs it
+  auto body = [&]() -> task { co_await coro::acquire(sem, dropping); };
+  task t = body();  // suspended for good
+  ASSERT_EQ(dropped.get_future().wait_for(10s), std::future_status::ready);
+  // The permit was taken (the executor was asked to resume) and released by its id.
+  EXPECT_TRUE(eventually([&] { return sem.available_permits() == 1 && sem.acquired_permits() == 0; }));
+  t.frame.destroy();
+}
+
 }  // namespace
 }  // namespace warden::test
