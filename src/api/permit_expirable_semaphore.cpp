@@ -263,6 +263,11 @@ std::future<std::int64_t> PermitExpirableSemaphore::acquired_permits_async() con
       [&](sink<long long> out) { counting(core_, count_op::acquired, 0, std::move(out)); }, as_count);
 }
 
+std::chrono::steady_clock::time_point PermitExpirableSemaphore::valid_until(const std::string& id) const {
+  if (!core_) throw Error(errc::invalid_argument, moved_from("valid_until()"));
+  return core_->keeper()->valid_until(id);
+}
+
 LostSubscription PermitExpirableSemaphore::subscribe_lost(permit_lost_listener listener) {
   if (!core_) throw Error(errc::invalid_argument, moved_from("subscribe_lost()"));
   auto keeper = core_->keeper();
