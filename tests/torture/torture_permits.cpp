@@ -49,8 +49,10 @@ void controller::fault_kill_permit_worker() {
     for (;;) {
       const std::int64_t stopped = monotonic_ns();
       process.kill(SIGSTOP);
-      int status = 0;
-      ::waitpid(old_pid, &status, WUNTRACED);  // until every thread has stopped
+      // Until every thread has stopped (or it has exited). WNOWAIT leaves
+      // the child to ChildProcess, which reaps it.
+      siginfo_t info{};
+      ::waitid(P_PID, static_cast<id_t>(old_pid), &info, WSTOPPED | WEXITED | WNOWAIT);
       held.clear();
       bool in_flight = false;
       for (int t = 0; t < thread_count; ++t) {
