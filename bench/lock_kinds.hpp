@@ -1,6 +1,7 @@
 // warden-bench: the lock kinds a scenario can run on.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -9,6 +10,8 @@
 #include <utility>
 
 #include <warden/client.hpp>
+#include <warden/permit_expirable_semaphore.hpp>
+#include <warden/semaphore.hpp>
 
 namespace warden_bench {
 
@@ -55,6 +58,33 @@ lock_factory fair_lock_factory() {
   } else {
     return {};
   }
+}
+
+// A Semaphore of `permits` (set on the fresh name), one permit per pair:
+// acquire() and release(1).
+inline lock_factory semaphore_factory(std::int64_t permits) {
+  return [permits](warden::Client& client, const std::string& name) {
+    auto semaphore = std::make_shared<warden::Semaphore>(client.get_semaphore(name));
+    semaphore->try_set_permits(permits);
+    return bench_lock{[semaphore] { semaphore->acquire(); }, [semaphore] { semaphore->release(); }};
+  };
+}
+
+// The permit id a worker thread holds: a thread holds one permit at a time.
+inline std::string& held_permit_id() {
+  thread_local std::string id;
+  return id;
+}
+
+// A PermitExpirableSemaphore of `permits`, one permit per pair taken with
+// acquire() and no lease (kept by the watchdog) and given back by its id.
+inline lock_factory permit_semaphore_factory(std::int64_t permits) {
+  return [permits](warden::Client& client, const std::string& name) {
+    auto semaphore = std::make_shared<warden::PermitExpirableSemaphore>(client.get_permit_expirable_semaphore(name));
+    semaphore->try_set_permits(permits);
+    return bench_lock{[semaphore] { held_permit_id() = semaphore->acquire(); },
+                      [semaphore] { semaphore->release(held_permit_id()); }};
+  };
 }
 
 }  // namespace warden_bench

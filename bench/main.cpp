@@ -43,6 +43,8 @@ namespace {
 
 constexpr unsigned contended_threads = 8;
 constexpr unsigned s3_locks = 64;
+// SEM and PES: the 8 threads share a semaphore of this many permits.
+constexpr unsigned semaphore_permits = 4;
 // P1 and the paced loop start one pair per tick of this period.
 constexpr std::chrono::milliseconds pace{10};
 constexpr unsigned rtt_samples = 1000;
@@ -105,6 +107,27 @@ std::vector<scenario_spec> plan(const options& opts, std::vector<std::string>& n
     } else if (name == "S3") {
       specs.push_back({"S3", "8 threads, 64 locks round-robin", contended_threads, s3_locks,
                        bound_kind::eight_connections, make_plain_lock});
+    } else if (name == "SEM") {
+      specs.push_back({"SEM",
+                       fmt::format("8 threads, 1 Semaphore of {} permits", semaphore_permits),
+                       contended_threads,
+                       1,
+                       bound_kind::eight_connections,
+                       semaphore_factory(semaphore_permits),
+                       {},
+                       {},
+                       semaphore_permits});
+    } else if (name == "PES") {
+      specs.push_back(
+          {"PES",
+           fmt::format("8 threads, 1 PermitExpirableSemaphore of {} permits, watchdog-kept", semaphore_permits),
+           contended_threads,
+           1,
+           bound_kind::eight_connections,
+           permit_semaphore_factory(semaphore_permits),
+           {},
+           {},
+           semaphore_permits});
     } else if (name == "P1") {
       specs.push_back({"P1", fmt::format("1 thread, 1 lock, one pair per {} ms tick", pace.count()), 1, 1,
                        bound_kind::none, make_plain_lock, pace});
@@ -352,6 +375,28 @@ int run(const options& opts) {
                         ? std::string()
                         : fmt::format(" {} errors (first: {}), {} overlaps.", c.errors, c.first_error, c.overlaps)));
     failed = failed || c.errors + c.overlaps != 0;
+  }
+
+  // The semaphores beside the Lock's contended scenario (S2: the same 8
+  // threads on one Client, one permit-less lock).
+  const scenario_result* s2 = nullptr;
+  for (const auto& r : report.results)
+    if (r.spec.name == "S2") s2 = &r;
+  for (const auto& r : report.results) {
+    if (r.spec.permits == 0) continue;
+    auto cpu_us = [](const scenario_result& x) {
+      return x.client_cpu_s >= 0 && x.pairs_in_window > 0
+                 ? fmt::format("{:.1f} µs", x.client_cpu_s * 1e6 / static_cast<double>(x.pairs_in_window))
+                 : std::string("n/a");
+    };
+    report.notes.push_back(fmt::format(
+        "{} ({}): {:.0f} pairs/s (acquire + release of one permit), client CPU {} per pair; {}. Its hand-off gap "
+        "pairs each acquisition with the permit free the longest, timed from that release() call's start; its "
+        "\"mutual-exclusion violations\" count entries that found all {} permits' holders inside.",
+        r.spec.name, r.spec.description, r.pairs_per_s, cpu_us(r),
+        s2 ? fmt::format("S2 ({}): {:.0f} pairs/s, {} per pair", s2->spec.description, s2->pairs_per_s, cpu_us(*s2))
+           : std::string("S2 (the Lock's) not run"),
+        r.spec.permits));
   }
 
   report.load_at_end = load_average();

@@ -24,8 +24,8 @@ std::vector<std::string> parse_scenarios(const std::string& list) {
   while (!rest.empty()) {
     const auto comma = rest.find(',');
     const std::string name = upper(std::string{rest.substr(0, comma)});
-    if (name != "S1" && name != "S2" && name != "S3" && name != "P1") {
-      throw usage_error(fmt::format("--scenarios: unknown scenario '{}' (known: S1, S2, S3, P1)", name));
+    if (name != "S1" && name != "S2" && name != "S3" && name != "P1" && name != "SEM" && name != "PES") {
+      throw usage_error(fmt::format("--scenarios: unknown scenario '{}' (known: S1, S2, S3, P1, SEM, PES)", name));
     }
     // Running a scenario twice would only mix two runs' lock names; once is enough.
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
@@ -189,8 +189,11 @@ Options:
                       slots split evenly, and stop its nodes (by pid) at exit
   --duration SECONDS  length of each scenario, of each plain-hiredis loop run
                       and of each redis-benchmark run (default 5)
-  --scenarios LIST    comma-separated subset of S1,S2,S3,P1 (default all);
-                      without P1 the paced loop is not run either
+  --scenarios LIST    comma-separated subset of S1,S2,S3,P1,SEM,PES (default
+                      S1,S2,S3,P1); without P1 the paced loop is not run
+                      either. SEM: 8 threads acquire and release one permit
+                      of a Semaphore of 4; PES: the same on a
+                      PermitExpirableSemaphore, permits kept by the watchdog
   --records FILE      write one CSV line per acquisition:
                         t_acq_start_ns,t_enter_ns,t_exit_ns,t_rel_done_ns,lock,worker
                       steady_clock nanoseconds; lock is "<scenario>:<index>",

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <exception>
 #include <iterator>
 #include <memory>
@@ -55,6 +56,7 @@ const char* describe(int phase) {
 // locks should not slow each other down through false sharing.
 struct alignas(64) occupied_flag {
   std::atomic<bool> value{false};
+  std::atomic<unsigned> holders{0};  // a semaphore's: how many are inside
 };
 
 // Everything one worker writes. Only that worker touches it until it has been
@@ -85,6 +87,7 @@ struct shared_state {
   std::vector<bench_lock> locks;
   std::unique_ptr<occupied_flag[]> occupied;
   std::chrono::nanoseconds pace{0};
+  unsigned permits = 0;  // scenario_spec::permits
 };
 
 void note_error(worker_state& w, const char* call, const std::exception& e) {
@@ -110,6 +113,7 @@ void worker_main(shared_state& s, worker_state& w) {
     ++k;
     bench_lock& lock = s.locks[index];
     std::atomic<bool>& occupied = s.occupied[index].value;
+    std::atomic<unsigned>& holders = s.occupied[index].holders;
 
     record r{};
     r.lock = index;
@@ -132,8 +136,14 @@ void worker_main(shared_state& s, worker_state& w) {
     // The critical section is empty on purpose (the scenarios measure the lock
     // itself). Finding the flag already set on entry, or already cleared on
     // exit, means another thread held the same lock at the same time.
-    if (occupied.exchange(true, std::memory_order_acq_rel)) ++w.flag_violations;
-    if (!occupied.exchange(false, std::memory_order_acq_rel)) ++w.flag_violations;
+    // A semaphore's: finding all N permits' holders already inside.
+    if (s.permits > 0) {
+      if (holders.fetch_add(1, std::memory_order_acq_rel) >= s.permits) ++w.flag_violations;
+      if (holders.fetch_sub(1, std::memory_order_acq_rel) == 0) ++w.flag_violations;
+    } else {
+      if (occupied.exchange(true, std::memory_order_acq_rel)) ++w.flag_violations;
+      if (!occupied.exchange(false, std::memory_order_acq_rel)) ++w.flag_violations;
+    }
     r.t_exit = now_ns();
     w.phase.store(phase_unlocking, std::memory_order_relaxed);
     try {
@@ -188,6 +198,59 @@ void write_records(std::FILE* out, const scenario_spec& spec,
   std::fflush(out);
 }
 
+// A semaphore's successions, in permits. A holder's t_exit is taken right
+// before its release() starts; the permits are alike, so each acquisition
+// (at its t_enter) is given the permit that has been free the longest (the
+// N initial ones first): the gap from that release's start to the new
+// holder's return is its hand-off, the pessimistic pairing. "Waiting" gaps
+// are those where the new holder was already inside acquire() when that
+// release started. Timestamp overlaps: an acquisition returning while N
+// others were between their return and their release's start.
+void analyze_permits(std::vector<record>& all, unsigned permits, scenario_result& result,
+                     std::vector<std::int64_t>& handoff_gap, std::vector<std::int64_t>& handoff_gap_waiting) {
+  struct event {
+    std::int64_t at;
+    bool release;  // else an acquisition's return
+    const record* r;
+  };
+  std::size_t begin = 0;
+  while (begin < all.size()) {
+    std::size_t end = begin;
+    while (end < all.size() && all[end].lock == all[begin].lock) ++end;
+    std::vector<event> events;
+    for (std::size_t i = begin; i < end; ++i) {
+      events.push_back({all[i].t_enter, false, &all[i]});
+      events.push_back({all[i].t_exit, true, &all[i]});
+    }
+    // At one instant a release comes before a return.
+    std::sort(events.begin(), events.end(),
+              [](const event& a, const event& b) { return a.at != b.at ? a.at < b.at : a.release > b.release; });
+    std::deque<const record*> free;  // released permits, oldest first (nullptr: an initial one)
+    for (unsigned i = 0; i < permits; ++i) free.push_back(nullptr);
+    long inside = 0;
+    for (const event& e : events) {
+      if (e.release) {
+        --inside;
+        // A failed release may have given nothing back: no permit to hand on.
+        if (!e.r->unlock_failed) free.push_back(e.r);
+        continue;
+      }
+      if (++inside > static_cast<long>(permits)) ++result.timestamp_overlaps;
+      if (free.empty()) continue;  // counted above: more than N inside
+      const record* from = free.front();
+      free.pop_front();
+      if (from == nullptr) continue;
+      ++result.successions;
+      if (from->worker == e.r->worker) continue;
+      ++result.owner_changes;
+      const std::int64_t gap = e.r->t_enter - from->t_exit;
+      handoff_gap.push_back(gap);
+      if (e.r->t_acq_start <= from->t_exit) handoff_gap_waiting.push_back(gap);
+    }
+    begin = end;
+  }
+}
+
 void analyze(const std::vector<std::unique_ptr<worker_state>>& workers, std::int64_t t_stop, scenario_result& result) {
   std::vector<record> all;
   std::size_t total = 0;
@@ -212,7 +275,8 @@ void analyze(const std::vector<std::unique_ptr<worker_state>>& workers, std::int
   std::sort(all.begin(), all.end(), [](const record& a, const record& b) {
     return a.lock != b.lock ? a.lock < b.lock : a.t_enter < b.t_enter;
   });
-  for (std::size_t i = 1; i < all.size(); ++i) {
+  if (result.spec.permits > 0) analyze_permits(all, result.spec.permits, result, handoff_gap, handoff_gap_waiting);
+  for (std::size_t i = 1; i < all.size() && result.spec.permits == 0; ++i) {
     const record& prev = all[i - 1];
     const record& cur = all[i];
     if (cur.lock != prev.lock) continue;
@@ -264,6 +328,7 @@ scenario_result run_scenario(warden::Client& client, const scenario_spec& spec, 
   }
   s.occupied = std::make_unique<occupied_flag[]>(spec.locks);
   s.pace = spec.pace;
+  s.permits = spec.permits;
 
   // Record buffers are allocated here, before the clock starts.
   std::vector<std::unique_ptr<worker_state>> workers;
@@ -314,7 +379,7 @@ scenario_result run_scenario(warden::Client& client, const scenario_spec& spec, 
   scenario_result result;
   result.spec = spec;
   result.window_s = static_cast<double>(t_stop - t_start) / 1e9;
-  analyze(workers, t_stop, result);
+  analyze(workers, t_stop, result);  // reads result.spec
   if (client_cpu_start >= 0 && client_cpu_stop >= 0) result.client_cpu_s = client_cpu_stop - client_cpu_start;
   result.client_switches = switches_stop - switches_start;
   if (server_cpu_start >= 0 && server_cpu_stop >= 0) result.server_cpu_s = server_cpu_stop - server_cpu_start;

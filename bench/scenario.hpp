@@ -35,6 +35,10 @@ struct scenario_spec {
   // The full names of the locks, one per lock, when the run places them (on a
   // cluster: on chosen masters). Empty: "<key prefix><name>:<index>".
   std::vector<std::string> lock_names{};
+  // Zero: each "lock" admits one holder. N: it is a semaphore of N permits
+  // (make_lock's acquire and release), so up to N may be inside at once, and
+  // the checks and hand-offs are counted in permits (see analyze()).
+  unsigned permits = 0;
 };
 
 struct run_settings {

@@ -115,6 +115,17 @@ class WARDEN_API PermitExpirableSemaphore {
     return update_lease_ms(id, detail::to_ms(lease));
   }
 
+  /// The local bound up to which the watchdog-kept permit `id` (taken by
+  /// this Client without a lease) is known to be held: when its last
+  /// confirmed acquire or renewal was sent, plus the watchdog's lease, as a
+  /// lock's valid_until(). steady_clock::time_point{} (the clock's epoch,
+  /// before any now) for every other id: released, lost, taken by another
+  /// Client, or taken with a fixed lease (whose bound the caller knows: the
+  /// start of its acquire call plus that lease). No round trip.
+  /// \param id the permit, as acquire() returned it.
+  /// \return the bound, on the steady clock.
+  std::chrono::steady_clock::time_point valid_until(const std::string& id) const;
+
   /// The number of free permits (expired ones reclaimed first).
   std::int64_t available_permits() const;
   /// The number of permits held (expired ones reclaimed first).

@@ -284,6 +284,11 @@ void PermitExpirableSemaphore::update_lease_time_async(const std::string& id, mi
   on_permit(core_, "update_lease_time", id, lease, true, false, to_callback<bool, bool>(core_, std::move(done), same));
 }
 
+std::chrono::steady_clock::time_point PermitExpirableSemaphore::valid_until(const std::string& id) const {
+  if (!core_) throw Error(errc::invalid_argument, moved_from("valid_until()"));
+  return core_->keeper()->valid_until(id);
+}
+
 LostSubscription PermitExpirableSemaphore::subscribe_lost(permit_lost_listener listener) {
   if (!core_) throw Error(errc::invalid_argument, moved_from("subscribe_lost()"));
   auto keeper = core_->keeper();

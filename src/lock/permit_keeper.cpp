@@ -5,6 +5,7 @@
 #include "lock/keys.hpp"
 #include "lock/lock_host.hpp"
 #include "lock/semaphore_keys.hpp"
+#include "lock/validity.hpp"
 #include "warden_scripts.hpp"
 
 namespace warden::detail {
@@ -46,6 +47,11 @@ void PermitKeeper::forget(const std::string& id) {
 bool PermitKeeper::keeps(const std::string& id) const {
   auto number = number_of(id);
   return number && client().holds().count(*this, *number) > 0;
+}
+
+clock::time_point PermitKeeper::valid_until(const std::string& id) const {
+  auto number = number_of(id);
+  return number ? client().holds().valid_until(*this, *number) : no_hold_until;
 }
 
 std::optional<std::string> PermitKeeper::id_of(thread_id owner) const {

@@ -46,6 +46,9 @@ class PermitKeeper final : public LockCore {
   void forget(const std::string& id);
   // Whether the watchdog keeps `id` (any thread).
   bool keeps(const std::string& id) const;
+  // Until when the kept permit `id` is surely held (the book's valid_until),
+  // no_hold_until when it is not kept here (any thread).
+  clock::time_point valid_until(const std::string& id) const;
 
   // The permit-lost listeners of the semaphore in this client. Their events
   // carry the permit id in lock_name (PermitExpirableSemaphore makes a

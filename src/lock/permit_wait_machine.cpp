@@ -112,7 +112,13 @@ machine::actions machine::on_event(const settled& e) {
     case settle_answer::failed:
       break;
   }
-  return end(outcome::failed, e.error);
+  // Nobody could tell whether the lost try took its permits (the settle
+  // has a bounded wait's deadline, or the server stayed out of reach): the
+  // caller is answered now, and a give-back settle follows in the
+  // background, so that permits nobody will release are not left taken.
+  auto out = end(outcome::failed, e.error);
+  if (settle_keeps_) out.push_back(settle{false});
+  return out;
 }
 
 machine::actions machine::on_event(const ready& e) {

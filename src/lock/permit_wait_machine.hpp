@@ -10,7 +10,9 @@
 // a channel the subscriber has confirmed already joins before it is sent, so
 // a refusal then means sleep at once. The try at the bound is the last. A try
 // whose reply is lost is settled: read back and kept (or given back when the
-// caller has gone). A wake-up that comes while a try is in flight makes the
+// caller has gone); a keeping settle that gets no answer (a bounded wait's
+// ends with the wait's commands) fails the wait and is followed by a
+// give-back settle in the background. A wake-up that comes while a try is in flight makes the
 // waiter try again after the answer instead of sleeping.
 #pragma once
 

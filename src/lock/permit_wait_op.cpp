@@ -9,6 +9,8 @@
 // has gone) or not taken (and then refused should it still arrive).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <warden/error.hpp>
 
 #include "base/cancel_state.hpp"
@@ -144,10 +146,25 @@ class PermitWaitOp final : public std::enable_shared_from_this<PermitWaitOp>,
   void perform(const machine::settle& step) {
     auto self = shared_from_this();
     auto call = semaphore_->settle_call(attempt_, step.keep, mark_ttl());
+    auto& config = client().config();
+    auto deadline = clock::now() + config.command_timeout * (config.retry_attempts + 1);
+    // A keeping settle is part of the caller's call: a bounded wait's ends
+    // with its commands (bound + command_timeout), as a try's does; unanswered
+    // by then, the machine answers the caller and gives back in the background.
+    if (step.keep && machine_.bound() != clock::time_point::max()) {
+      deadline = std::min(deadline, machine_.bound() + config.command_timeout);
+    }
+    const bool background = !step.keep && machine_.finished();
     client().run_script(
-        *call.script, std::move(call.keys), std::move(call.args),
-        clock::now() + client().config().command_timeout * (client().config().retry_attempts + 1), true,
-        [self](Response&& response) {
+        *call.script, std::move(call.keys), std::move(call.args), deadline, true,
+        [self, background](Response&& response) {
+          if (background && !(response.ok() && response.reply.is_integer())) {
+            self->client().log(log_level::warning,
+                               self->semaphore_->message(fmt::format(
+                                   "acquire's reply was lost, and giving back what it may have taken failed ({}); "
+                                   "if it took permits, they stay taken",
+                                   response.error ? describe_error(response) : response.reply.str)));
+          }
           machine::settled settled;
           settled.now = clock::now();
           if (response.ok() && response.reply.is_integer()) {
@@ -158,7 +175,7 @@ class PermitWaitOp final : public std::enable_shared_from_this<PermitWaitOp>,
             settled.error = response.error ? response.error : make_error_code(errc::server_error);
             self->failure_ = fmt::format(
                 "acquire's reply was lost, and asking whether it took its permits failed ({}); if it did, they "
-                "stay taken",
+                "are being given back",
                 response.error ? describe_error(response) : response.reply.str);
           }
           self->feed(settled);

@@ -108,6 +108,28 @@ TEST_F(PermitExpirableSemaphoreTest, AWaiterTakesAnExpiredPermitAtItsExpiry) {
   EXPECT_EQ(semaphore.acquired_permits(), 1);
 }
 
+// As a Semaphore's: a try held up on the server ends the bounded wait with
+// its commands, and the permit it takes later goes back, leaving nothing held.
+TEST_F(PermitExpirableSemaphoreTest, ABoundedWaitWhoseTryIsHeldUpEndsWithItsCommandsAndLeavesNothingHeld) {
+  const std::string name = "pes:held-up";
+  Config config = fast_config(server);
+  config.command_timeout = 400ms;
+  Client paused{config};
+  PermitExpirableSemaphore semaphore = paused.get_permit_expirable_semaphore(name);
+  ASSERT_TRUE(semaphore.try_set_permits(1));
+  semaphore.release(semaphore.acquire(10s));  // connection up, scripts loaded
+
+  probe.command({"CLIENT", "PAUSE", "5000", "WRITE"});
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(semaphore.try_acquire_for(100ms, 10s), Error);
+  auto took = elapsed_ms(start);
+  EXPECT_LE(took, 500 + 150) << "try_acquire_for(100ms) took " << took << " ms";
+  probe.command({"CLIENT", "UNPAUSE"});
+
+  EXPECT_TRUE(eventually([&] { return semaphore.acquired_permits() == 0 && semaphore.available_permits() == 1; }));
+  EXPECT_FALSE(probe.exists("{" + name + "}:timeout"));
+}
+
 TEST_F(PermitExpirableSemaphoreTest, AnExpiredLeaseIsReportedAsSuchByRelease) {
   const std::string name = "pes:expired-release";
   PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore(name);

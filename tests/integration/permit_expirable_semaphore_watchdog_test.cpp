@@ -171,6 +171,38 @@ TEST_F(PermitExpirableSemaphoreWatchdogTest, AReleasedOrReLeasedPermitIsNoLonger
   semaphore.release(witness);
 }
 
+// valid_until(id): the local bound of a kept permit, moved on by each
+// confirmed renewal, never past what the server holds; the epoch for a
+// permit with a fixed lease, one released, and one this Client does not keep.
+TEST_F(PermitExpirableSemaphoreWatchdogTest, ValidUntilIsTheKeptPermitsBoundMovedByItsRenewals) {
+  const std::string name = "pes:valid-until";
+  PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore(name);
+  ASSERT_TRUE(semaphore.try_set_permits(3));
+  const auto before = std::chrono::steady_clock::now();
+  std::string kept = semaphore.acquire();
+  const auto after = std::chrono::steady_clock::now();
+  std::string fixed = semaphore.acquire(10s);
+  // From the acquire's send: between the call's start and its return, plus a lease.
+  EXPECT_GE(semaphore.valid_until(kept), before + lease);
+  EXPECT_LE(semaphore.valid_until(kept), after + lease);
+  EXPECT_EQ(semaphore.valid_until(fixed), std::chrono::steady_clock::time_point{});
+  EXPECT_EQ(semaphore.valid_until("not-a-permit"), std::chrono::steady_clock::time_point{});
+  // Another handle of this Client sees the same bound; another Client has none.
+  EXPECT_EQ(client.get_permit_expirable_semaphore(name).valid_until(kept), semaphore.valid_until(kept));
+  Client other{short_lease(server)};
+  EXPECT_EQ(other.get_permit_expirable_semaphore(name).valid_until(kept), std::chrono::steady_clock::time_point{});
+  // Renewals move it on: after two periods it lies past the first bound, and
+  // the server's expiry is never before it (both are "sent + lease").
+  const auto first = semaphore.valid_until(kept);
+  ASSERT_TRUE(eventually([&] { return semaphore.valid_until(kept) > first + period; }, 3 * lease));
+  const auto bound = semaphore.valid_until(kept);
+  const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(bound - std::chrono::steady_clock::now());
+  EXPECT_LE(server_ms(probe) + left_ms.count(), score(probe, name, kept) + 5);
+  semaphore.release(kept);
+  EXPECT_EQ(semaphore.valid_until(kept), std::chrono::steady_clock::time_point{});
+  semaphore.release(fixed);
+}
+
 TEST_F(PermitExpirableSemaphoreWatchdogTest, ClosingTheClientReleasesItsKeptPermits) {
   const std::string name = "pes:close";
   PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore(name);

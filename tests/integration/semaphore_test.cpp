@@ -258,6 +258,35 @@ TEST_F(SemaphoreTest, ABoundedWaitEndsAtItsBound) {
   EXPECT_FALSE(probe.exists("sem:bounded"));
 }
 
+// A try held up on the server (CLIENT PAUSE WRITE: scripts wait, as behind a
+// long one) has no answer by the bound: the call ends with its commands,
+// wait + command_timeout, rather than after a settle of its own, and the
+// permit the try takes once the server runs it is given back behind it.
+TEST_F(SemaphoreTest, ABoundedWaitWhoseTryIsHeldUpEndsWithItsCommandsAndLeavesThePermitFree) {
+  const std::string name = "sem:held-up";
+  Config config = fast_config(server);
+  config.command_timeout = 400ms;
+  Client paused{config};
+  Semaphore semaphore = paused.get_semaphore(name);
+  ASSERT_TRUE(semaphore.try_set_permits(1));
+  ASSERT_TRUE(semaphore.try_acquire());  // connection up, scripts loaded
+  semaphore.release();
+
+  probe.command({"CLIENT", "PAUSE", "5000", "WRITE"});
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(semaphore.try_acquire_for(100ms), Error);
+  auto took = elapsed_ms(start);
+  // The bound is wait + command_timeout = 500 ms; allow for scheduling.
+  EXPECT_LE(took, 500 + 150) << "try_acquire_for(100ms) took " << took << " ms";
+  probe.command({"CLIENT", "UNPAUSE"});
+
+  // The try runs now, and the give-back after it.
+  EXPECT_TRUE(eventually([&] { return probe.get(name) == std::optional<std::string>("1"); }))
+      << "free permits: " << probe.get(name).value_or("none");
+  EXPECT_TRUE(semaphore.try_acquire());
+  semaphore.release();
+}
+
 TEST_F(SemaphoreTest, BadInputIsRefusedAndChangesNothing) {
   const std::string name = "sem:bad";
   Semaphore semaphore = client.get_semaphore(name);

@@ -2,7 +2,7 @@
 //
 //   warden-torture [--cluster | --cluster-kill | --sentinel] KIND [SECONDS]
 //
-// KIND: lock, fair, fenced, spin, rwlock, redlock, or control (the negative control: the
+// KIND: lock, fair, fenced, spin, rwlock, redlock, semaphore, pes, or control (the negative control: the
 // workers skip the lock, and the run passes only if the checker sees them
 // overlap). SECONDS defaults to $WARDEN_TORTURE_SECONDS, else 12. The run's
 // name is KIND, or cluster-KIND / cluster-kill-KIND / sentinel-KIND; when
@@ -65,6 +65,25 @@
 // lock of their own (see spawn_pair). --late-wakeup MS is the negative
 // control: one worker's waiters take each lock MS late, which must fail the
 // run (it injects no faults).
+//
+// semaphore, pes (single server): the locks are a Semaphore, or a
+// PermitExpirableSemaphore, of 2 and 3 permits (the pair's of 1), each
+// section one permit (pes: kept by the watchdog or with a fixed lease, half
+// and half). It fails when more than N holders valid at their exit were
+// inside a semaphore of N permits at once (a Semaphore's permits are valid
+// while held; a kept one until valid_until(id); a leased one until its
+// acquire's start plus the lease); when a hand-off of a released permit to a
+// waiter, or a call, outlasts the liveness bound away from faults; when a
+// semaphore's count is not N once the workers stopped (and, pes, the held
+// permits were reclaimed); for pes, when a release answered before its
+// permit's bound ran out was refused as expired (reclaimed while its holder
+// lived), or a killed holder's permit was not back within a lease and a
+// period of the kill.
+// A killed semaphore worker is stopped at a moment with no acquire or
+// release in flight, and the permits it held are given back by the
+// controller (they have no lease: docs/semaphores.md, limits).
+// --over-release (semaphore) is the negative control: one worker gives two
+// permits back on every fourth release, which must fail the run.
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
@@ -84,6 +103,12 @@ int main(int argc, char** argv) {
   // --handoff-ms MS: the liveness bound (default $WARDEN_TORTURE_HANDOFF_MS, else 500).
   // --late-wakeup MS: the liveness check's negative control (see the worker).
   long handoff_ms = env_long("WARDEN_TORTURE_HANDOFF_MS", 500), late_wakeup_ms = 0;
+  // --over-release (semaphore): the permit check's negative control.
+  bool over_release = false;
+  if (!args.empty() && args[0] == "--over-release") {
+    over_release = true;
+    args.erase(args.begin());
+  }
   while (args.size() >= 2 && (args[0] == "--handoff-ms" || args[0] == "--late-wakeup")) {
     (args[0] == "--handoff-ms" ? handoff_ms : late_wakeup_ms) = std::atol(args[1].c_str());
     args.erase(args.begin(), args.begin() + 2);
@@ -94,20 +119,25 @@ int main(int argc, char** argv) {
   if (!args.empty() && args[0] == "--sentinel") where = topology::sentinel;
   if (where != topology::single) args.erase(args.begin());
   const std::vector<std::string> replicated_kinds{"lock", "fair", "fenced", "spin", "rwlock"};
-  const std::vector<std::string> kinds{"lock", "fair", "fenced", "spin", "rwlock", "redlock", "control"};
+  const std::vector<std::string> kinds{"lock",    "fair",    "fenced",    "spin", "rwlock",
+                                       "redlock", "control", "semaphore", "pes"};
   if (args.empty() || args.size() > 2 || std::find(kinds.begin(), kinds.end(), args[0]) == kinds.end() ||
       (where != topology::single &&
-       std::find(replicated_kinds.begin(), replicated_kinds.end(), args[0]) == replicated_kinds.end())) {
+       std::find(replicated_kinds.begin(), replicated_kinds.end(), args[0]) == replicated_kinds.end()) ||
+      (over_release && args[0] != "semaphore")) {
     std::cerr
-        << "usage: warden-torture [OPTIONS] lock|fair|fenced|spin|rwlock|redlock|control [SECONDS]\n"
+        << "usage: warden-torture [OPTIONS] lock|fair|fenced|spin|rwlock|redlock|semaphore|pes|control [SECONDS]\n"
            "       warden-torture [OPTIONS] --cluster|--cluster-kill|--sentinel lock|fair|fenced|spin|rwlock "
            "[SECONDS]\n"
            "options: --handoff-ms MS   the liveness bound (default $WARDEN_TORTURE_HANDOFF_MS, else 500)\n"
-           "         --late-wakeup MS  negative control: one worker's waiters take each lock MS late (must fail)\n";
+           "         --late-wakeup MS  negative control: one worker's waiters take each lock MS late (must fail)\n"
+           "         --over-release    (semaphore) negative control: one worker releases two permits every\n"
+           "                           fourth time (must fail)\n";
     return 2;
   }
   std::string kind = args[0];
-  std::string name = (late_wakeup_ms > 0 ? "late-wakeup-" : "") + name_prefix(where) + kind;
+  std::string name = (late_wakeup_ms > 0 ? "late-wakeup-" : "") + std::string(over_release ? "over-release-" : "") +
+                     name_prefix(where) + kind;
   if (const char* kinds = std::getenv("WARDEN_TORTURE_KINDS"); kinds && *kinds) {
     std::string list = std::string(",") + kinds + ",";
     if (list.find("," + name + ",") == std::string::npos) {
@@ -125,6 +155,7 @@ int main(int argc, char** argv) {
   try {
     controller run(kind, where, seconds, WARDEN_TORTURE_WORKER);
     run.set_liveness(handoff_ms, late_wakeup_ms);
+    if (over_release) run.set_over_release();
     return run.run();
   } catch (const std::exception& error) {
     std::cerr << "torture " << name << ": " << error.what() << "\n";

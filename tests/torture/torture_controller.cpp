@@ -18,6 +18,7 @@ void controller::start_servers() {
     servers_.push_back(
         std::make_unique<RedisServer>(std::vector<std::string>{"--appendonly", "yes", "--appendfsync", "always"}));
   }
+  if (permit_kind()) set_up_permits();
 }
 
 // 3 masters with a replica each (the fixture's defaults: node timeout 2 s),
@@ -87,7 +88,9 @@ std::int64_t controller::command_timeout_of(long pid) const {
 void controller::spawn_worker(int slot) {
   std::vector<std::string> args{
       kind_ == "control" ? "lock" : kind_,
-      control_ ? "unlocked" : "locked",
+      control_                     ? "unlocked"
+      : over_release_ && slot == 0 ? "over-release"
+                                   : "locked",
       worker_urls(),
       run_dir_.string(),
       std::to_string(slot),
@@ -192,6 +195,7 @@ void controller::sweep_fair_queues() {
 
 long controller::keys_left() {
   if (kind_ == "fair") sweep_fair_queues();
+  if (permit_kind()) check_permits_left();
   // Every hold expires a lease after its holder stopped; a fair waiter that
   // vanished is dropped by the next attempt after its deadline (the sweep
   // above made sure there was one). Anything still here after that is an
@@ -221,6 +225,8 @@ long controller::keys_left() {
       for (auto& key : probe.keys()) {
         // A fenced lock's token counter is meant to stay (it has no expiry).
         if (kind_ == "fenced" && key.rfind("redisson_lock_token:", 0) == 0) continue;
+        // A semaphore's count has no expiry either (checked by check_permits_left).
+        if (permit_kind() && std::find(lock_names_.begin(), lock_names_.end(), key) != lock_names_.end()) continue;
         left.push_back(server_text(*server) + " " + key + " (pttl " + std::to_string(probe.pttl(key)) + ")");
       }
     }
@@ -253,6 +259,7 @@ void controller::read_records() {
         fields >> c.name >> c.start >> c.end >> c.wait_ms >> c.result >> c.pid >> c.thread;
         if (!fields) continue;
         if (!(fields >> c.lock >> c.mode)) c.lock = -1;
+        std::getline(fields, c.extra);
         calls_.push_back(c);
       } else if (tag == "I") {
         int lock = 0;
@@ -284,7 +291,7 @@ int controller::run() {
   for (int slot = 0; slot < worker_count; ++slot) spawn_worker(slot);
   if (pair_lock_ >= 0) spawn_pair();
 
-  if (!control_ && late_wakeup_ms_ == 0) {
+  if (!control_ && late_wakeup_ms_ == 0 && !over_release_) {
     // Faults after a calm start, in which the liveness check judges every
     // hand-off (later only those away from faults are), and none in the calm
     // tail: a fair waiter killed late is dropped only after fair_wait, by
@@ -297,7 +304,8 @@ int controller::run() {
   keys_left_ = control_ ? 0 : keys_left();
   int code = analyse();
   // The negative control of liveness fails by design: nothing to keep.
-  if ((code == 0 || late_wakeup_ms_ > 0) && std::getenv("WARDEN_TORTURE_KEEP") == nullptr) fs::remove_all(run_dir_);
+  if ((code == 0 || late_wakeup_ms_ > 0 || over_release_) && std::getenv("WARDEN_TORTURE_KEEP") == nullptr)
+    fs::remove_all(run_dir_);
   return code;
 }
 

@@ -157,6 +157,7 @@ struct call {
   int thread = 0;
   int lock = -1;  // -1: a record written before calls named their lock
   char mode = 'x';
+  std::string extra;  // the rest of the line (pes: a permit id, or a release's validity)
 };
 
 // One hold as the calls tell it: from the acquire's return (the caller was
@@ -201,6 +202,13 @@ class controller {
     handoff_ms_ = handoff_ms;
     late_wakeup_ms_ = late_wakeup_ms;
     if (late_wakeup_ms_ > 0) name_ = "late-wakeup-" + name_;
+  }
+  // The permit check's negative control (semaphore): worker slot 0 gives two
+  // permits back on every fourth release, so that more than N hold at once;
+  // no faults.
+  void set_over_release() {
+    over_release_ = true;
+    name_ = "over-release-" + name_;
   }
 
  private:
@@ -249,6 +257,15 @@ class controller {
   std::int64_t stopped_during(long pid, std::int64_t start, std::int64_t end) const;
   void print_faults_near(std::int64_t from, std::int64_t to) const;
   void print_calls_before(const section& s) const;
+  // ---- semaphore kinds (torture_permits.cpp)
+  bool permit_kind() const { return kind_ == "semaphore" || kind_ == "pes"; }
+  void set_up_permits();
+  void fault_kill_permit_worker();
+  void permit_back_after_kill(long pid, std::int64_t killed);
+  long permit_holders_over(int lock, const std::vector<const section*>& list);
+  long permits_held_at(const std::vector<hold>& list, std::size_t except, std::int64_t at) const;
+  void check_permits_left();
+  std::string permit_figures();
   std::string server_text(const RedisServer& server) const { return "port " + std::to_string(server.port()); }
   std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(random_); }
 
@@ -291,6 +308,14 @@ class controller {
   long keys_left_ = 0;
   std::string sweep_note_;
   long unexpected_exits_ = 0;
+  // Semaphore kinds: each lock's permits; the most valid holders seen at
+  // once per lock; pes: how long each permit of a killed holder took to come
+  // back, and releases refused as expired while their permit was valid.
+  std::vector<long> permits_;
+  std::map<int, long> most_holders_;
+  std::vector<std::int64_t> permit_back_ns_;
+  long permits_given_back_ = 0;  // semaphore: by the controller, for the workers it killed
+  bool over_release_ = false;
 };
 
 }  // namespace torture_run

@@ -54,8 +54,13 @@ int controller::analyse() {
   std::set<const fault*> overlap_kills;  // the kills -9 after which two valid holders overlapped
   std::map<int, std::vector<const section*>> by_lock;
   for (const auto& s : sections_) by_lock[s.lock].push_back(&s);
+  long permit_overs = 0;  // semaphore kinds: entries that found N valid holders inside
   for (auto& [lock, list] : by_lock) {
     std::sort(list.begin(), list.end(), [](auto* a, auto* b) { return a->enter < b->enter; });
+    if (permit_kind()) {
+      permit_overs += permit_holders_over(lock, list);
+      continue;
+    }
     for (std::size_t i = 0; i < list.size(); ++i) {
       for (std::size_t j = i + 1; j < list.size() && list[j]->enter < list[i]->exit; ++j) {
         const section &a = *list[i], &b = *list[j];
@@ -100,6 +105,8 @@ int controller::analyse() {
   }
   long kills = 0;
   for (const auto& f : faults_) kills += f.kind == "master_kill" ? 1 : 0;
+  if (permit_overs > 0)
+    failures_.push_back(std::to_string(permit_overs) + " times more than N valid holders of a semaphore of N permits");
   if (valid_overlaps > 0 && !control_) {
     std::string why;
     if (in_sentinel_)
@@ -290,7 +297,14 @@ int controller::analyse() {
     for (auto& [injected, n] : fault_counts) seen |= injected.rfind(name, 0) == 0;
     if (!seen && !control_) std::cout << " (" << name << " not reached: a longer run covers it)";
   }
-  std::cout << "\n  overlaps among valid holders: " << valid_overlaps << (control_ ? " (must be > 0)" : " (must be 0)")
+  if (permit_kind()) {
+    std::cout << "\n  more than N valid holders at once (a semaphore of N permits): " << permit_overs
+              << (over_release_ ? " (must be > 0: over-release)" : " (must be 0)") << "\n"
+              << permit_figures();
+  } else {
+    std::cout << "\n";
+  }
+  std::cout << "  overlaps among valid holders: " << valid_overlaps << (control_ ? " (must be > 0)" : " (must be 0)")
             << "\n  overlaps where a holder was already invalid (allowed): " << invalid_overlaps << "\n";
   if (in_sentinel_) {
     std::cout << "    of which after a kill -9 of the master: " << kill_overlaps << ", in " << overlap_kills.size()
@@ -319,6 +333,8 @@ int controller::analyse() {
   std::cout << "  keys left: " << keys_left_ << "\n";
   std::cout << "  workers started " << workers_.size() << ", unexpected exits " << unexpected_exits_ << "\n";
 
+  if (over_release_ && permit_overs == 0)
+    failures_.push_back("negative control: the checker saw no more than N holders despite the over-release");
   if (control_) {
     if (valid_overlaps == 0)
       failures_.push_back("negative control: the checker saw no overlap between unlocked workers");

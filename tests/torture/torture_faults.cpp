@@ -86,6 +86,7 @@ void controller::fault_stop_holder() {
 }
 
 void controller::fault_kill_worker() {
+  if (permit_kind()) return fault_kill_permit_worker();
   int slot = static_cast<int>(pick(worker_count));
   worker& victim = workers_[live_[slot]];
   std::int64_t start = monotonic_ns();

@@ -19,6 +19,9 @@ std::int64_t controller::settle_after(const fault& f) const {
   if (kind_ == "fair" && (f.kind == "kill_worker" || f.kind.rfind("sigstop", 0) == 0))
     settle += fair_wait * thread_count;
   if (in_sentinel_ && f.kind == "master_kill") settle += 15s;
+  // A killed pes holder's kept permit comes back up to a lease and a period
+  // after the kill.
+  if (kind_ == "pes" && f.kind == "kill_worker") settle += watchdog / 3;
   if (const char* forced = std::getenv("WARDEN_TORTURE_SETTLE_MS"); forced && *forced)
     settle = milliseconds{std::atol(forced)};
   return settle.count() * 1'000'000;
@@ -76,7 +79,7 @@ std::string controller::check_liveness() {
   for (const auto& c : calls_) {
     if (c.lock < 0) continue;
     const auto who = std::make_pair(c.pid, c.thread);
-    if (c.name == "unlock") {
+    if (c.name == "unlock" || c.name == "release") {
       auto found = open.find(who);
       if (found == open.end() || found->second.first != c.lock) continue;
       hold& h = holds[c.lock][found->second.second];
@@ -131,7 +134,9 @@ std::string controller::check_liveness() {
           std::upper_bound(list.begin(), list.end(), r0, [](std::int64_t t, const hold& x) { return t < x.granted; });
       const std::size_t last = static_cast<std::size_t>(next - list.begin()) - 1;
       const latest other = top1[last].second == i ? top2[last] : top1[last];
-      if (other.first > r0) continue;  // still held by somebody else: not free
+      if (other.first > r0 && !permit_kind()) continue;  // still held by somebody else: not free
+      // A semaphore has a permit free when fewer than its N others hold one.
+      if (permit_kind() && permits_held_at(list, i, r0) >= permits_.at(lock)) continue;
       // The lock is free from r0 until the next grant. Judged when somebody
       // wanted it meanwhile and would have waited on past the bound: timed
       // from r0 for a waiter already waiting then, else from the start of

@@ -4,11 +4,26 @@
 //                         WATCHDOG_MS COMMAND_TIMEOUT_MS FAIR_WAIT_MS SEED
 //                         [LATE_WAKEUP_MS [HEALTH_CHECK_MS [PAUSE_MS]]]
 //
-// KIND: lock | fair | fenced | spin | rwlock | redlock. MODE: locked, or unlocked for the
+// KIND: lock | fair | fenced | spin | rwlock | redlock | semaphore | pes. MODE: locked, or unlocked for the
 // negative control (the same sections with no lock taken, reported valid), or
+// over-release (semaphore: the negative control of the permit check, every
+// fourth release gives two permits back for the one taken), or
 // sweep (fair only, after the others stopped: try each lock once every
 // FAIR_WAIT_MS / 4, releasing it when taken, until one round takes every lock
-// or END_NS passes — so that gone waiters are dropped from the queues).
+// or END_NS passes — so that gone waiters are dropped from the queues; pes:
+// read acquired_permits() of every semaphore every 100 ms, which reclaims
+// expired permits, until none is held or END_NS passes).
+// semaphore, pes: each LOCK is a semaphore whose permits the controller set;
+// a section holds one permit (try_acquire_for(wait, 1) / release(1); for pes
+// a permit kept by the watchdog, or one with a fixed lease of 400-1400 ms,
+// half and half). A permit is valid: a Semaphore's always (no owner, no
+// lease); a kept one until the semaphore's valid_until(id); a leased one
+// until its acquire call's start plus the lease, less 2 ms (the server
+// stores expiries in whole ms). Sections write no counter (N holders at once
+// are allowed); the controller checks at most N valid holders at once. The
+// slot of a thread is 2 while its acquire is in flight and 3 while its
+// release is, so that the controller can kill a semaphore worker at a moment
+// when it knows exactly which permits the worker held.
 // URLS: space-separated URLs, one per Client (three redis:// for redlock,
 // else one: redis:// or a redis+cluster:// whose seeds are comma-separated).
 // LOCKS: the comma-separated lock names, each NAME or NAME@NUMBER (its number
@@ -95,6 +110,14 @@ struct target {
   std::function<steady::time_point()> valid_until;
 };
 
+// A semaphore permit held by one thread (semaphore, pes): its id (pes) and
+// the bound of a permit with a fixed lease.
+struct permit {
+  std::string id;
+  bool kept = false;
+  steady::time_point leased_until{};
+};
+
 std::vector<std::string> split(const std::string& text, char by) {
   std::vector<std::string> parts;
   std::stringstream in(text);
@@ -123,7 +146,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string kind = argv[1];
-  const bool locked = std::string(argv[2]) == "locked";
+  const bool locked = std::string(argv[2]) == "locked" || std::string(argv[2]) == "over-release";
   const auto urls = split(argv[3], ' ');
   const std::string run_dir = argv[4];
   const int slot = std::atoi(argv[5]);
@@ -189,6 +212,27 @@ int main(int argc, char** argv) {
     clients.push_back(std::make_unique<warden::Client>(config));
   }
 
+  if (std::string(argv[2]) == "sweep" && kind == "pes") {
+    // Every script reclaims expired permits first: reading the held count
+    // until it is zero returns those of killed holders to the pool.
+    std::vector<warden::PermitExpirableSemaphore> semaphores;
+    for (const auto& name : lock_names) semaphores.push_back(clients[0]->get_permit_expirable_semaphore(name));
+    while (monotonic_ns() < end_ns) {
+      long held = 0;
+      for (auto& semaphore : semaphores) {
+        try {
+          held += static_cast<long>(semaphore.acquired_permits());
+        } catch (const std::exception& error) {
+          ++held;
+          log->line(std::to_string(monotonic_ns()) + " sweep: " + error.what());
+        }
+      }
+      if (held == 0) return 0;
+      std::this_thread::sleep_for(100ms);
+    }
+    return 1;
+  }
+
   if (std::string(argv[2]) == "sweep") {
     // A fair try_lock() drops gone waiters from the head of the queue and
     // succeeds only when nobody is left ahead of it: once every lock is taken
@@ -229,6 +273,10 @@ int main(int argc, char** argv) {
       std::vector<warden::Lock> plain, readers, writers;
       std::vector<warden::FencedLock> fenced;
       std::vector<std::unique_ptr<warden::RedLock>> red;
+      std::vector<warden::Semaphore> semaphores;
+      std::vector<warden::PermitExpirableSemaphore> pes;
+      const bool permits = kind == "semaphore" || kind == "pes";
+      long releases = 0;  // over-release: every fourth gives two permits back
       for (int i = 0; i < lock_count; ++i) {
         const std::string& name = lock_names[i];
         if (kind == "lock") plain.push_back(clients[0]->get_lock(name));
@@ -240,6 +288,8 @@ int main(int argc, char** argv) {
           readers.push_back(rw.read_lock());
           writers.push_back(rw.write_lock());
         }
+        if (kind == "semaphore") semaphores.push_back(clients[0]->get_semaphore(name));
+        if (kind == "pes") pes.push_back(clients[0]->get_permit_expirable_semaphore(name));
         if (kind == "redlock") {
           std::vector<warden::Lock> members;
           for (auto& client : clients) members.push_back(client->get_lock(name));
@@ -253,7 +303,29 @@ int main(int argc, char** argv) {
           char mode = 'x';
           target lock;
           std::int64_t token = 0;  // fenced: the hold's token
-          if (kind == "rwlock") {
+          permit held;             // semaphore, pes
+          if (kind == "semaphore") {
+            warden::Semaphore& one = semaphores[index];
+            const bool over = std::string(argv[2]) == "over-release";
+            lock = {[&one](milliseconds wait) { return one.try_acquire_for(wait, 1); },
+                    [&one, over, &releases] { one.release(over && ++releases % 4 == 0 ? 2 : 1); },
+                    [] { return steady::time_point::max(); }};
+          } else if (kind == "pes") {
+            warden::PermitExpirableSemaphore& one = pes[index];
+            held.kept = uniform(0, 1) == 0;
+            const milliseconds lease{uniform(400, 1400)};
+            lock = {[&one, &held, lease](milliseconds wait) {
+                      const auto start = steady::now();
+                      auto got = held.kept ? one.try_acquire(warden::lock_options().with_wait(wait))
+                                           : one.try_acquire_for(wait, lease);
+                      if (!got) return false;
+                      held.id = *got;
+                      if (!held.kept) held.leased_until = start + lease - 2ms;
+                      return true;
+                    },
+                    [&one, &held] { one.release(held.id); },
+                    [&one, &held] { return held.kept ? one.valid_until(held.id) : held.leased_until; }};
+          } else if (kind == "rwlock") {
             mode = uniform(0, 9) < 6 ? 'r' : 'w';
             warden::Lock& half = mode == 'r' ? readers[index] : writers[index];
             lock = {[&half](milliseconds wait) { return half.try_lock_for(wait); }, [&half] { half.unlock(); },
@@ -281,6 +353,10 @@ int main(int argc, char** argv) {
           bool acquired = true;
           if (locked) {
             std::string result = "ok";
+            if (permits) {
+              slots[warden::torture::permit_lock_slots + slot * threads + t].store(index);
+              my_slot.store(2);
+            }
             std::int64_t start = monotonic_ns();
             try {
               acquired = lock.try_for(wait);
@@ -292,10 +368,13 @@ int main(int argc, char** argv) {
             }
             // The negative control of the liveness check: this waiter takes
             // the lock as late as a lost wake-up would make it.
+            if (permits) my_slot.store(acquired ? 1 : 0);
             if (acquired && wait.count() > 0 && late_wakeup.count() > 0) std::this_thread::sleep_for(late_wakeup);
-            records.line("C " + std::string(wait.count() == 0 ? "try_lock" : "try_lock_for") + " " +
-                         std::to_string(start) + " " + std::to_string(monotonic_ns()) + " " +
-                         std::to_string(wait.count()) + " " + result + " " + who + " " + number + " " + mode);
+            const char* call_name = permits ? (wait.count() == 0 ? "try_acquire" : "try_acquire_for")
+                                            : (wait.count() == 0 ? "try_lock" : "try_lock_for");
+            records.line("C " + std::string(call_name) + " " + std::to_string(start) + " " +
+                         std::to_string(monotonic_ns()) + " " + std::to_string(wait.count()) + " " + result + " " +
+                         who + " " + number + " " + mode + (kind == "pes" && acquired ? " " + held.id : std::string()));
             if (!acquired) continue;
           }
 
@@ -304,7 +383,7 @@ int main(int argc, char** argv) {
           my_slot.store(1);
           std::int64_t enter = monotonic_ns();
           bool wrote = false, write_valid = false;
-          if (mode != 'r') {
+          if (mode != 'r' && !permits) {
             std::int64_t value = read_counter(counter_fds[index]);
             std::this_thread::sleep_for(milliseconds{uniform(1, 6)});
             // Check validity before the write with room to spare, as a careful
@@ -325,13 +404,21 @@ int main(int argc, char** argv) {
             std::this_thread::sleep_for(milliseconds{long_section ? uniform(20, 40) : uniform(1, 6)});
           std::int64_t exit = monotonic_ns();
           steady::time_point valid_until = locked ? lock.valid_until() : steady::time_point::max();
-          my_slot.store(0);
+          // A permit is still held until the release starts (slot 3 then).
+          if (!permits) my_slot.store(0);
           records.line("S " + number + " " + mode + " " + std::to_string(enter) + " " + std::to_string(exit) + " " +
                        std::to_string(locked ? to_ns(valid_until) : std::numeric_limits<std::int64_t>::max()) + " " +
                        (wrote ? "1" : "0") + " " + (write_valid ? "1" : "0") + " " + who + " " + std::to_string(token));
 
           if (locked) {
             std::string result = "ok";
+            // pes: whether the release was answered while the permit was
+            // still valid by the bound read before it (the release stops a
+            // kept permit's renewal, so that bound is its last): the server
+            // ran it before the answer came, so a refusal as expired then
+            // means it reclaimed a permit its holder had every right to.
+            const steady::time_point bound = kind == "pes" ? lock.valid_until() : steady::time_point{};
+            if (permits) my_slot.store(3);
             std::int64_t start = monotonic_ns();
             try {
               lock.unlock();
@@ -339,8 +426,13 @@ int main(int argc, char** argv) {
               result = error_name(error);
               log->line(std::to_string(monotonic_ns()) + " unlock: " + error.what());
             }
-            records.line("C unlock " + std::to_string(start) + " " + std::to_string(monotonic_ns()) + " 0 " + result +
-                         " " + who + " " + number + " " + mode);
+            const bool valid_at_release = steady::now() < bound;
+            if (permits) my_slot.store(0);
+            records.line("C " + std::string(permits ? "release " : "unlock ") + std::to_string(start) + " " +
+                         std::to_string(monotonic_ns()) + " 0 " + result + " " + who + " " + number + " " + mode +
+                         (kind == "pes"
+                              ? std::string(valid_at_release ? " 1" : " 0") + (held.kept ? " kept" : " leased")
+                              : std::string()));
           }
           if (!locked) std::this_thread::sleep_for(milliseconds{uniform(0, 2)});
           // Between two holds, other work for a while: the lock free, and

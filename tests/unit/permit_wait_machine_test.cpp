@@ -140,6 +140,32 @@ TEST(PermitWaitMachine, ALostReplyThatHadNotTakenEffectIsTriedAgain) {
   EXPECT_TRUE(has<M::send_try>(out));
 }
 
+TEST(PermitWaitMachine, AKeepingSettleLeftUnansweredFailsTheWaitAndGivesBackInTheBackground) {
+  M m(t0 + 100ms);
+  m.on(M::started{t0, false, false});
+  EXPECT_TRUE(get<M::settle>(m.on(answer(M::answer::lost, t0 + 500ms))).keep);
+  auto out = m.on(M::settled{t0 + 600ms, M::settle_answer::failed, make_error_code(errc::timed_out)});
+  EXPECT_EQ(get<M::finish>(out).result, M::outcome::failed);
+  EXPECT_EQ(get<M::finish>(out).error, errc::timed_out);
+  // The caller is answered first; the give-back follows it.
+  ASSERT_TRUE(has<M::settle>(out));
+  EXPECT_FALSE(get<M::settle>(out).keep);
+  EXPECT_TRUE(std::holds_alternative<M::settle>(out[out.size() - 1]));
+  EXPECT_TRUE(m.finished());
+  // Its answer changes nothing.
+  EXPECT_TRUE(m.on(M::settled{t0 + 700ms, M::settle_answer::taken, {}}).empty());
+}
+
+TEST(PermitWaitMachine, AGiveBackSettleLeftUnansweredIsNotRepeated) {
+  M m(clock::time_point::max());
+  m.on(M::started{t0, false, false});
+  m.on(M::cancelled{});
+  EXPECT_FALSE(get<M::settle>(m.on(answer(M::answer::lost))).keep);
+  auto out = m.on(M::settled{t0, M::settle_answer::failed, make_error_code(errc::timed_out)});
+  EXPECT_EQ(get<M::finish>(out).result, M::outcome::failed);
+  EXPECT_FALSE(has<M::settle>(out));
+}
+
 TEST(PermitWaitMachine, ACancelDuringATryGivesBackWhatTheTryTook) {
   M m(clock::time_point::max());
   m.on(M::started{t0, false, true});
