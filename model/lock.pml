@@ -28,10 +28,14 @@
  *   NEG_LATE_SETTLE bug: a settle neither reads the attempt's mark first nor
  *                   marks a take-back: a copy of it that runs late takes the
  *                   owner's next hold back
- *   GAP_TAKE_BACK_GIVE_UP  a take-back unanswered for a lease gives up and
- *                   leaves the lane (AcquireOp's deadline max(command_timeout,
- *                   lease)); a copy of it may still run after the owner's next
- *                   acquire (open: docs/model.md)
+ *   NEG_TAKE_BACK_GIVE_UP  bug: a take-back unanswered by its deadline
+ *                   (max(command_timeout, lease)) gives up and leaves the lane
+ *                   at once, leaving no mark on the attempt: a copy of it that
+ *                   runs after the owner's next acquire takes that hold back
+ *   LOST_FIRST      the answer to client 0's first acquire is lost, at no
+ *                   cost to MAXF: with MAXF=1 the runs where a take-back of
+ *                   it gives up (which takes two faults) are searched at the
+ *                   cost of one (LockTakeBackGiveUp)
  *   MAXF            how many faults a run may contain (default 2)
  *   T               the last tick (default 5)
  */
@@ -93,6 +97,7 @@ byte vu[2];        /* client c's book: valid_until = send tick of the last confi
 byte faults;       /* faults so far */
 bit failed_over;
 bit restarted;
+bit lost_first;    /* LOST_FIRST: that answer was lost */
 
 #define valid(c) (held[c] > 0 && now < vu[c])
 /* no two valid holders: checked wherever a book changes (time passing only
@@ -104,7 +109,7 @@ byte settled_no;   /* bit a: attempt a was settled as not taken (the client was 
 int handed;        /* bit t: token t was handed to a caller */
 
 /* ---- the wire ---- */
-mtype = { ACQ, SETTLE, RENEW, REL };                  /* requests */
+mtype = { ACQ, SETTLE, RENEW, REL, MARK };            /* requests */
 mtype = { R_OK, R_BUSY, R_CANCELLED, R_NOT, R_KEPT, R_TAKEN, R_ONE, R_ZERO, R_NIL }; /* answers */
 /* q[c*2+k]: client c's connection k, in order; a reconnect moves to the other
  * one, and what the old one still carries may run later. */
@@ -218,6 +223,17 @@ inline s_release(c, rel) {
   fi
 }
 
+/* SET <the attempt's mark> 1 NX PX: what a take-back that gave up sets
+ * before it leaves the lane (AcquireOp, mark_given_up); a mark a copy of the
+ * take-back set already stays as it is. */
+inline s_mark(a) {
+  if
+  :: !((marks[MASTER] | backs[MASTER]) & (1 << a)) -> marks[MASTER] = marks[MASTER] | (1 << a); marked = 1
+  :: else -> skip
+  fi;
+  rk = R_OK
+}
+
 /* The master: takes the next command of any connection, runs it, answers. */
 #define SERVE(k) :: q[k]?kind,seq,id,arg -> c = (k) / 2; \
   if \
@@ -247,6 +263,7 @@ end_serve:
     :: kind == SETTLE -> s_settle(c, id, arg / 2, arg % 2)
     :: kind == RENEW -> s_renew(c)
     :: kind == REL -> s_release(c, id)
+    :: kind == MARK -> s_mark(id)
     fi;
 #if defined(RESTART) && !defined(FSYNC_EVERYSEC)
     copy_state(AOF, MASTER);           /* appendfsync always: on disk before any answer */
@@ -258,7 +275,12 @@ end_serve:
     fi;
 #endif
     if
+#ifdef LOST_FIRST
+    :: want[c] == seq && !lost_first && kind == ACQ && id == 0 -> lost_first = 1; lostrep[c] = 1
+    :: want[c] == seq && !(!lost_first && kind == ACQ && id == 0) ->
+#else
     :: want[c] == seq ->
+#endif
       if
       :: r[c]!seq,rk,rv
       :: faults < MAXF -> faults++; lostrep[c] = 1   /* the answer is lost (or WAIT fell short) */
@@ -334,10 +356,7 @@ inline took_token() {
 
 /* A finished call's locals are reset, so that states differ only in what matters. */
 inline forget() {
-  ans = 0; val = 0; a = 0; expected = 0; sent = 0; answered = 0; keep = 0
-#ifdef GAP_TAKE_BACK_GIVE_UP
-  ; tb_sent = 0
-#endif
+  ans = 0; val = 0; a = 0; expected = 0; sent = 0; answered = 0; keep = 0; tb_sent = 0; marking = 0
 }
 
 /* The book's rule for a hold whose valid_until has passed but that no timer
@@ -358,10 +377,9 @@ inline drop_lapsed() {
 proctype client(byte c) {
   mtype ans;
   byte val, conn, ops, a, expected, sent, rel, renewals;
-#ifdef GAP_TAKE_BACK_GIVE_UP
   byte tb_sent;      /* the tick the take-back was first sent, + 1; 0: none */
-#endif
   bit answered, keep;
+  bit marking;       /* the take-back gave up: the attempt's mark is being set */
   do
   :: atomic { ops < NOPS - c && held[c] < MAXHELD ->
       /* one try of an acquire (lock_acquire.lua) */
@@ -379,16 +397,22 @@ proctype client(byte c) {
       fi }
     do
     :: expected == 0 -> break
-    :: expected != 0 && NOLANE && !keep ->
+    :: expected != 0 && marking ->
+      /* the take-back gave up: mark the attempt (not taken, NX) before the
+       * lane is left, sent again until answered */
+      atomic { send(MARK, a, 0) }
+      atomic { await();
+        if
+        :: answered -> forget()
+        :: else -> skip
+        fi }
+    :: expected != 0 && !marking && NOLANE && !keep ->
       /* bug: the take-back goes out and the owner goes on without its answer */
       atomic { send(SETTLE, a, expected * 2); want[c] = 0; forget() }
-    :: expected != 0 && !(NOLANE && !keep) ->
+    :: expected != 0 && !marking && !(NOLANE && !keep) ->
       /* settled in the lane: the owner's next command waits for the answer */
       atomic { send(SETTLE, a, expected * 2 + keep);
-#ifdef GAP_TAKE_BACK_GIVE_UP
-        if :: tb_sent == 0 && !keep -> tb_sent = now + 1 :: else -> skip fi
-#endif
-      }
+        if :: tb_sent == 0 && !keep -> tb_sent = now + 1 :: else -> skip fi }
       atomic { await();
         if
         :: answered ->
@@ -398,8 +422,13 @@ proctype client(byte c) {
           :: else -> skip
           fi;
           forget()
-#ifdef GAP_TAKE_BACK_GIVE_UP
-        :: !answered && !keep && now + 1 >= tb_sent + L -> forget()   /* gave up: leaves the lane */
+        :: !answered && !keep && now + 1 >= tb_sent + L ->
+          /* gave up (its deadline, max(command_timeout, lease) after it was
+           * first sent); the caller has had its answer already */
+#ifndef NEG_TAKE_BACK_GIVE_UP
+          marking = 1
+#else
+          forget()                          /* bug: leaves the lane, no mark */
 #endif
         :: else -> skip                     /* idempotent: sent again */
         fi }

@@ -236,7 +236,14 @@ AcquireMachine::actions AcquireMachine::on_event(const settled& e) {
       return out;
     }
     if (!answered) out.push_back(log_take_back_failed{taking_back_});
-    out.push_back(leave_lane{});
+    // A take-back that gave up unanswered leaves the lane only once the
+    // attempt is marked (docs/internals.md, "Settling"); shutting down,
+    // nothing more is sent. The caller's answer does not wait for it.
+    if (!e.keep && !answered && e.error != errc::shut_down) {
+      out.push_back(mark_given_up{});
+    } else {
+      out.push_back(leave_lane{});
+    }
     if (!e.keep && taking_back_) {
       taking_back_ = false;
       if (sync_failed_) end(out, reason::replica_sync_failed, make_error_code(errc::replica_sync_failed));
@@ -270,6 +277,13 @@ AcquireMachine::actions AcquireMachine::on_event(const settled& e) {
     retry(out);
   }
   return out;
+}
+
+AcquireMachine::actions AcquireMachine::on_event(const marked& e) {
+  // Answered, the owner's next command may go; unanswered, the mark is sent
+  // again, as the copy it guards against may still run.
+  if (e.answered || e.error == errc::shut_down) return {leave_lane{}};
+  return {mark_given_up{}};
 }
 
 AcquireMachine::actions AcquireMachine::on_event(const subscription_ready&) {

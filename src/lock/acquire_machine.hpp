@@ -13,7 +13,9 @@
 // A polling waiter (SpinLock) never subscribes: it pauses for its back-off's
 // next delay, capped by the TTL and the time left. A try whose reply is lost
 // is read back (and, if it took the lock, kept); after max_unknown lost
-// replies the acquire fails and the last one is taken back. An acquire that
+// replies the acquire fails and the last one is taken back. A take-back
+// unanswered by its deadline marks the attempt "not taken" before the
+// owner's lane is left (mark_given_up). An acquire that
 // falls short of Config::replica_sync backs off and re-tries within the
 // wait; only tries that ran unacknowledged use up lock()'s retries, a
 // refusal unsent (no replica attached) does not.
@@ -90,6 +92,12 @@ class AcquireMachine {
     std::error_code error;  // unanswered: the error to report, if the settle ran
     milliseconds delay{0};  // applied_short: the back-off's next delay
   };
+  // The answer to mark_given_up: `answered`, the mark is set (or was there);
+  // else none came in time (`error`: shut_down means nothing more can go).
+  struct marked {
+    bool answered = false;
+    std::error_code error;
+  };
   struct subscription_ready {};  // the subscriber confirmed the waiter (or will not: re-try)
   struct woken {
     wake_cause why = wake_cause::message;
@@ -102,8 +110,9 @@ class AcquireMachine {
   struct sync_guard_expired {};
   struct cancelled {};
   struct shut_down {};
-  using event = std::variant<started, admitted, lane_timed_out, joined_early, answered, settled, subscription_ready,
-                             woken, timer_fired, permit_taken, node_moved, sync_guard_expired, cancelled, shut_down>;
+  using event =
+      std::variant<started, admitted, lane_timed_out, joined_early, answered, settled, marked, subscription_ready,
+                   woken, timer_fired, permit_taken, node_moved, sync_guard_expired, cancelled, shut_down>;
 
   // ---- actions ----
   // Why an acquire ends (the driver words the message).
@@ -159,6 +168,12 @@ class AcquireMachine {
   struct log_take_back_failed {
     bool short_of_replicas = false;
   };
+  // A take-back went unanswered by its deadline: set the attempt's mark as
+  // "not taken" unless one is there (SET NX), then marked. The lane stays
+  // held until that is answered: a copy of the take-back still in a dropped
+  // connection then finds the mark and changes nothing, rather than take the
+  // owner's next hold back. Sent again (it is idempotent) until answered.
+  struct mark_given_up {};
   struct finish {
     reason why = reason::timed_out;
     std::error_code error;
@@ -168,7 +183,7 @@ class AcquireMachine {
   };
   using action =
       std::variant<enter_lane, leave_lane, join_if_subscribed, send_try, settle, subscribe, park, pause, disarm, unpark,
-                   count_wake, note_sync_failure, arm_sync_guard, log_take_back_failed, finish>;
+                   count_wake, note_sync_failure, arm_sync_guard, log_take_back_failed, mark_given_up, finish>;
   using actions = action_list<action, 4>;
 
   // `wait`: how long the caller may wait (nullopt: for ever). `max_unknown`:
@@ -200,6 +215,7 @@ class AcquireMachine {
   actions on_event(const joined_early& e);
   actions on_event(const answered& e);
   actions on_event(const settled& e);
+  actions on_event(const marked& e);
   actions on_event(const subscription_ready& e);
   actions on_event(const woken& e);
   actions on_event(const timer_fired& e);

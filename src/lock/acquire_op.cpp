@@ -234,9 +234,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     auto call = lock_->resolve_call(owner_id_, expected_count_, lease_ms());
     call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_.text()));
     call.args.push_back(keep ? "1" : "0");
-    // The mark must outlast any late run of the attempt it cancels.
-    auto mark_ttl = std::max(lease_ms(), config.command_timeout * (config.retry_attempts + 2));
-    call.args.push_back(std::to_string(mark_ttl.count()));
+    call.args.push_back(std::to_string(mark_ttl().count()));
     auto now = clock::now();
     // A take-back keeps trying (across reconnects: it is idempotent) for as
     // long as what it takes back could still be alive; the owner's later
@@ -247,6 +245,41 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
         *call.script, std::move(call.keys), std::move(call.args), deadline, true,
         [self = shared_from_this(), keep](Response&& response) { self->on_settled(keep, std::move(response)); },
         keep ? replica_wait::keep : replica_wait::none);
+  }
+
+  // How long an attempt's mark is kept: it must outlast any late run of the
+  // attempt it cancels, or of a settle of it.
+  std::chrono::milliseconds mark_ttl() const {
+    auto& config = client().config();
+    return std::max(lease_ms(), config.command_timeout * (config.retry_attempts + 2));
+  }
+
+  // The take-back gave up unanswered: mark the attempt "not taken" (the value
+  // settled_before reads so; NX keeps a "taken back" a copy of it set), in
+  // the lane. By now a lease has passed since the take-back was sent, so the
+  // attempt's own hold has expired: a copy that runs before this finds
+  // nothing of the owner's to take back (the owner's next command waits for
+  // the lane), and one that runs after finds the mark. Re-sent across
+  // reconnects within a command's time, then again while unanswered; a round
+  // that fails early is re-sent at its deadline, not in a loop.
+  void perform(const machine::mark_given_up&, const Response*) {
+    auto now = clock::now();
+    if (now < mark_round_ends_) {
+      client().loop().at(mark_round_ends_, [self = shared_from_this()] { self->send_mark(); });
+      return;
+    }
+    send_mark();
+  }
+
+  void send_mark() {
+    auto& config = client().config();
+    auto mark = keys::acquire_cancel(lock_->name(), attempt_.text());
+    mark_round_ends_ = saturating_add(clock::now(), config.command_timeout);
+    Command command{"SET", mark, "1", "NX", "PX", std::to_string(mark_ttl().count())};
+    client().send(std::move(command), mark, mark_round_ends_, true, [self = shared_from_this()](Response&& response) {
+      // OK, or nil when a mark was there already: either way it is set.
+      self->feed(machine::marked{response.ok(), response.error});
+    });
   }
 
   void on_settled(bool keep, Response&& response) {
@@ -538,6 +571,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   SharedText channel_;  // the lock's channel (shared), or the owner's own (fair lock)
   clock::time_point acquired_sent_{};
   clock::time_point last_try_sent_{};
+  clock::time_point mark_round_ends_{};  // mark_given_up: the deadline of the last SET sent
   std::uint64_t cancel_handle_ = 0;
   std::uint64_t waiter_ = 0;
   long long expected_count_ = 1;

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "redis_probe.hpp"
 #include "test_env.hpp"
@@ -495,6 +497,95 @@ INSTANTIATE_TEST_SUITE_P(Kinds, RecoveryLateCopy, ::testing::ValuesIn(script_kin
                          [](const ::testing::TestParamInfo<ScriptKind>& info) {
                            return std::string(info.param.label);
                          });
+
+// The owner's hold on a lock kind's key, as the scripts above name it.
+const ScriptKind& script_kind(const std::string& label) {
+  for (auto& kind : script_kinds) {
+    if (label == kind.label) return kind;
+  }
+  throw std::logic_error("no script kind " + label);
+}
+
+class RecoveryGiveUp : public ::testing::TestWithParam<Kind> {};
+
+// A take-back that no server answers by its deadline (max(command_timeout,
+// lease)) gives up; the attempt must then be marked "not taken" before the
+// owner's next acquire goes, so that a copy of the take-back left in a
+// dropped connection, run after that acquire, finds the mark and leaves the
+// new hold (model/lock.pml: NegativeTakeBackGiveUp). The server stops
+// (SIGSTOP) while the attempt and its settling are in flight and dies there,
+// so that none of their copies runs; the late copy is then run by hand.
+TEST_P(RecoveryGiveUp, ATakeBackThatGaveUpMarksTheAttemptBeforeTheOwnersNextAcquire) {
+  const Kind& kind = GetParam();
+  const std::string name = kind.label;
+  const ScriptKind& script = script_kind(name);
+  RedisServer server;
+  Config config = fast_config(server);
+  config.command_timeout = 200ms;
+  // The mark lives max(lease, command_timeout * (retry_attempts + 2)): 4.4 s,
+  // long enough to be read after the owner's next acquire.
+  config.retry_attempts = 20;
+  Event gave_up;
+  config.logger = [&gave_up](log_level, std::string_view line) {
+    if (line.find("could not take back") != std::string_view::npos) gave_up.set();
+  };
+  Client client{config};
+  Lock lock = kind.get(client, name);
+  lock.lock();  // connection up, scripts loaded
+  lock.unlock();
+
+  server.pause();
+  EXPECT_THROW(lock.try_lock(lock_options().with_lease(200ms)), Error);
+  // The take-back gives up a lease after it was sent; the server then dies
+  // with every copy it had not run, and comes back empty.
+  ASSERT_TRUE(gave_up.wait_for(5s));
+  server.kill();
+  server.start();
+  RedisProbe probe(server);
+
+  // The owner's next acquire; until the client has reconnected it may fail
+  // on the connection, and a caller tries again.
+  auto give_up = std::chrono::steady_clock::now() + 10s;
+  for (;;) {
+    try {
+      lock.lock();
+      break;
+    } catch (const Error& error) {
+      ASSERT_TRUE(error.code() == errc::connection_refused || error.code() == errc::timed_out) << error.what();
+      ASSERT_LT(std::chrono::steady_clock::now(), give_up) << error.what();
+    }
+  }
+  const std::string prefix = "warden_acquire_cancel:{" + name + "}:";
+  auto marks = probe.keys(prefix + "*");
+  ASSERT_EQ(marks.size(), 1u) << "the attempt whose take-back gave up has no mark";
+  EXPECT_EQ(probe.command({"GET", marks[0]}).str, "1");  // "not taken", as settle_record reads it
+  EXPECT_GT(probe.pttl(marks[0]), 0);
+
+  // The owner's field in the hold (a write hold's ends in ":write").
+  std::string owner;
+  for (auto& field : probe.hgetall(name)) {
+    if (field.first != "mode") owner = field.first;
+  }
+  std::string suffix = script.field_suffix;
+  ASSERT_FALSE(owner.empty());
+  owner = owner.substr(0, owner.size() - suffix.size());
+
+  // The take-back's late copy: it answers "not taken" and changes nothing.
+  auto late = script.settle(probe, owner, marks[0].substr(prefix.size()), "1", false);
+  ASSERT_FALSE(late.is_error()) << late.str;
+  EXPECT_EQ(late.integer, 0);
+  EXPECT_EQ(probe.hgetall(name).at(owner + suffix), "1") << "the late take-back took the owner's next hold";
+  EXPECT_TRUE(lock.is_held());
+  if (script.exclusive) {
+    Client rival_client{fast_config(server)};
+    Lock rival = kind.get(rival_client, name);
+    EXPECT_FALSE(rival.try_lock()) << "two holders: the late take-back freed the owner's next hold";
+  }
+  lock.unlock();
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, RecoveryGiveUp, ::testing::ValuesIn(kinds),
+                         [](const ::testing::TestParamInfo<Kind>& info) { return std::string(info.param.label); });
 
 // The synchronizers' permits, under the same late copies: a Semaphore's
 // release leaves its latch on every answer, its settle and a PES settle move
