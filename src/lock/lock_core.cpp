@@ -179,11 +179,28 @@ void LockCore::force_release(std::function<void(std::error_code, bool, const std
       replica_wait::keep);
 }
 
-void LockCore::inspect(thread_id owner, std::function<void(std::error_code, Inspection, const std::string&)> done) {
+void LockCore::inspect(thread_id owner, inspect_done done) {
+  // In the owner's lane, behind any acquire attempt of that owner still on
+  // its way and the take-back of one whose caller has heard back already
+  // (cancelled while the attempt was in flight): the owner never reads a hold
+  // it was told it did not get. A lane still busy after one command's time
+  // (a take-back that keeps trying) is not waited for: the state is read as
+  // it is then.
+  auto self = shared_from_this();
+  auto shared_done = std::make_shared<inspect_done>(std::move(done));
+  enter_lane(
+      owner, clock::now() + client_->config().command_timeout,
+      [self, owner, shared_done] { self->send_inspect(owner, true, std::move(*shared_done)); },
+      [self, owner, shared_done] { self->send_inspect(owner, false, std::move(*shared_done)); });
+}
+
+void LockCore::send_inspect(thread_id owner, bool in_lane, inspect_done done) {
   auto self = shared_from_this();
   client_->run_script(
       scripts::lock_inspect, {name_key()}, {"", owner_field(owner), layout()},
-      clock::now() + client_->config().command_timeout, true, [self, done = std::move(done)](Response&& response) {
+      clock::now() + client_->config().command_timeout, true,
+      [self, owner, in_lane, done = std::move(done)](Response&& response) {
+        if (in_lane) self->leave_lane(owner);
         if (response.error) return done(response.error, {}, self->message(response.error.message()));
         const auto& reply = response.reply;
         auto problem = reply_problem(reply, {Reply::kind::array});

@@ -111,8 +111,10 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   void release(thread_id owner, release_done done);
   void force_release(std::function<void(std::error_code, bool, const std::string&)> done);
   // The lock's state as `owner` sees it, after checking that the key is a lock
-  // of this kind (else errc::wrong_type). Nothing is written.
-  void inspect(thread_id owner, std::function<void(std::error_code, Inspection, const std::string&)> done);
+  // of this kind (else errc::wrong_type). Nothing is written. Read in the
+  // owner's lane: after the owner's acquire attempts and take-backs under way.
+  using inspect_done = std::function<void(std::error_code, Inspection, const std::string&)>;
+  void inspect(thread_id owner, inspect_done done);
 
   // Sets the lease of `owner`'s hold to a fixed `lease` (PEXPIRE) if it still
   // holds the lock; done(error, still_held). Composite locks use it to give
@@ -222,6 +224,8 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
 
  private:
   void send_release(thread_id owner, std::chrono::steady_clock::time_point deadline, release_done done);
+  // `in_lane`: admitted to the owner's lane, which it leaves once answered.
+  void send_inspect(thread_id owner, bool in_lane, inspect_done done);
 
   std::shared_ptr<LockHost> client_;
   SharedText channel_;     // redisson_lock__channel:{NAME}, the name inside

@@ -61,12 +61,15 @@ class Runner {
 
 // The keys a finished run leaves in Redis that it should not: anything but a
 // release's result (redisson_unlock_latch:..., kept briefly: it must have a
-// TTL) and a fenced lock's token counter (which must only ever rise).
+// TTL), the mark of an attempt taken back (warden_acquire_cancel:..., kept
+// as long as a late copy of it could run: it must have a TTL too) and a
+// fenced lock's token counter (which must only ever rise).
 template <class Probe>
 std::vector<std::string> left_behind(Probe& probe) {
   std::vector<std::string> out;
   for (auto& key : probe.keys("*")) {
-    bool latch = key.rfind("redisson_unlock_latch:", 0) == 0 && probe.pttl(key) > 0;
+    bool latch = (key.rfind("redisson_unlock_latch:", 0) == 0 || key.rfind("warden_acquire_cancel:", 0) == 0) &&
+                 probe.pttl(key) > 0;
     bool counter = key.rfind("redisson_lock_token:", 0) == 0;
     if (!latch && !counter) out.push_back(key);
   }

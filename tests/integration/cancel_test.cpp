@@ -4,6 +4,8 @@
 
 #include <future>
 
+#include <warden/task_owner.hpp>
+
 #include "redis_probe.hpp"
 #include "test_env.hpp"
 
@@ -128,6 +130,45 @@ TEST(Cancel, AnAttemptInFlightIsTakenBack) {
   // And the owner can lock again at once.
   EXPECT_TRUE(lock.try_lock_for(2s));
   lock.unlock();
+}
+
+// The owner's own queries after a cancellation that came while its attempt
+// was on the wire (held up by CLIENT PAUSE WRITE) run in its lane, after the
+// take-back: they never see the hold being taken back, though the attempt
+// (and the queries, on the same connection) run when the pause ends.
+TEST(Cancel, TheOwnersQueriesAfterAnAttemptInFlightSeeItTakenBack) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Config config = fast_config(server);
+  config.command_timeout = 5s;
+  Client client{config};
+  Lock lock = client.get_lock("in-flight-query");
+  task_owner me;
+  lock.lock_async(me).get();  // connected, scripts loaded
+  lock.unlock_async(me).get();
+  EXPECT_EQ(lock.hold_count(me), 0);
+
+  probe.command({"CLIENT", "PAUSE", "10000", "WRITE"});
+  cancel_source source;
+  auto waiting = lock.lock_async(me, lock_options().with_cancel(source.token()));
+  bool waiting_seen = eventually([&] {
+    return probe.command({"INFO", "clients"}).str.find("blocked_clients:1") != std::string::npos;
+  });
+  source.cancel();  // before any assertion: a failed one must not leave the wait running
+  std::error_code outcome = code_of([&] { waiting.get(); });
+  // Asked once the caller heard of the cancellation, before the attempt ran.
+  auto count = lock.hold_count_async(me);
+  auto held = lock.is_held_async(me);
+  probe.command({"CLIENT", "UNPAUSE"});
+  ASSERT_TRUE(waiting_seen);
+  EXPECT_EQ(outcome, errc::cancelled);
+  ASSERT_EQ(count.wait_for(10s), std::future_status::ready);
+  ASSERT_EQ(held.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(count.get(), 0);
+  EXPECT_FALSE(held.get());
+  EXPECT_FALSE(probe.exists("in-flight-query"));  // taken back before the queries ran
+  EXPECT_TRUE(lock.try_lock_async(me).get());
+  lock.unlock_async(me).get();
 }
 
 // A MultiLock waiting for a member someone else holds: cancelled, it takes
