@@ -12,6 +12,8 @@
 -- ARGV[3]  publish command: 'publish', or 'spublish' for a cluster's shard channels
 -- ARGV[4]  wake-up message ("0")
 -- ARGV[5]  how long (ms) the latch is kept
+-- ARGV[6]  "0" when the client did not believe it held the lock: a "not held"
+--          answer then leaves no latch (lua/prelude/release_latch.lua)
 -- Returns nil (caller is not the owner), 0 (still held, count decremented)
 -- or 1 (released).
 -- Gone waiters are dropped from the head first, as in fair_acquire.lua (see
@@ -62,12 +64,12 @@ if redis.call('exists', KEYS[1]) == 0 then
   -- Gone already (the caller's lease ran out): nobody was told it is free.
   wake_head()
   drop_gone()
-  return not_held(KEYS[5], ARGV[5])
+  return not_held(KEYS[5], ARGV[5], ARGV[6])
 end
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if count == nil then
   drop_gone()
-  return not_held(KEYS[5], ARGV[5])
+  return not_held(KEYS[5], ARGV[5], ARGV[6])
 end
 if count > 1 then
   drop_gone()

@@ -12,6 +12,8 @@
 -- ARGV[4]  unlock message ("0"), or "" to publish nothing (a SpinLock: its
 --          waiters poll, nobody listens)
 -- ARGV[5]  how long (ms) the latch is kept
+-- ARGV[6]  "0" when the client did not believe it held the lock: a "not held"
+--          answer then leaves no latch (lua/prelude/release_latch.lua)
 -- Returns nil (caller is not the owner), 0 (still held, count decremented)
 -- or 1 (released).
 local seen = redis.call('get', KEYS[3])
@@ -20,7 +22,7 @@ if seen ~= false then
 end
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if count == nil then
-  return not_held(KEYS[3], ARGV[5])
+  return not_held(KEYS[3], ARGV[5], ARGV[6])
 end
 if count > 1 then
   redis.call('hincrby', KEYS[1], ARGV[2], -1)

@@ -13,6 +13,8 @@
 -- ARGV[5]  how long (ms) the latch is kept
 -- ARGV[6]  "{NAME}" (or NAME when it has its own hash tag): every reader's
 --          hold keys are "<ARGV[6]>:<reader>:rwlock_timeout:<n>"
+-- ARGV[7]  "0" when the client did not believe it held the lock: a "not held"
+--          answer then leaves no latch (lua/prelude/release_latch.lua)
 -- Returns nil (caller holds no read lock), 0 (the caller still reads, count
 -- decremented) or 1 (the caller's last read hold is released).
 -- The hash's TTL becomes the longest TTL of the read holds that remain (never
@@ -24,11 +26,11 @@ if seen ~= false then
 end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == false then
-  return not_held(KEYS[4], ARGV[5])
+  return not_held(KEYS[4], ARGV[5], ARGV[7])
 end
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if count == nil then
-  return not_held(KEYS[4], ARGV[5])
+  return not_held(KEYS[4], ARGV[5], ARGV[7])
 end
 local left = count - 1
 local result = left > 0 and 0 or 1

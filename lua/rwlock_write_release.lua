@@ -13,6 +13,8 @@
 -- ARGV[5]  how long (ms) the latch is kept
 -- ARGV[6]  "{NAME}" (or NAME when it has its own hash tag): the writer's read
 --          hold keys are "<ARGV[6]>:<owner>:rwlock_timeout:<n>"
+-- ARGV[7]  "0" when the client did not believe it held the lock: a "not held"
+--          answer then leaves no latch (lua/prelude/release_latch.lua)
 -- Returns nil (caller holds no write lock), 0 (still held, count decremented)
 -- or 1 (the write lock is released).
 -- If the writer still holds read locks, the lock stays read-locked by them
@@ -23,11 +25,11 @@ if seen ~= false then
   return tonumber(seen)
 end
 if redis.call('hget', KEYS[1], 'mode') ~= 'write' then
-  return not_held(KEYS[3], ARGV[5])
+  return not_held(KEYS[3], ARGV[5], ARGV[7])
 end
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if count == nil then
-  return not_held(KEYS[3], ARGV[5])
+  return not_held(KEYS[3], ARGV[5], ARGV[7])
 end
 if count > 1 then
   redis.call('hincrby', KEYS[1], ARGV[2], -1)

@@ -94,10 +94,16 @@ void LockCore::release(thread_id owner, release_done done) {
 void LockCore::send_release(thread_id owner, clock::time_point deadline, release_done done) {
   auto self = shared_from_this();
   auto& config = client_->config();
+  // Held, or lost lately (a lapsed lease): the owner's own release.
+  bool believed = client_->holds().knew_of(*this, owner);
   auto keep_lease = client_->holds().releasing(*this, owner);
   // The latch outlives every resend of this release.
   auto latch_ttl = config.command_timeout * (config.retry_attempts + 2);
   auto call = release_call(owner, keep_lease, random_request_id(), latch_ttl);
+  // A release of a hold the book never knew (an unlock by a non-owner) that
+  // finds nothing to release leaves Redis as it was: no "not held" latch
+  // (lua/prelude/release_latch.lua; the argument after the script's own).
+  if (!believed) call.args.emplace_back("0");
   // Read only for the observer: no clock read when nobody observes.
   auto sent = client_->observer().on_release ? clock::now() : clock::time_point{};
   client_->run_script(

@@ -108,7 +108,19 @@ void controller::spawn_worker(int slot) {
     const long extra_slack_ms = std::max(0L, env_long("WARDEN_TORTURE_SLACK_MS", 300) - 300);
     args.push_back(std::to_string(late_wakeup_ms_ + extra_slack_ms));
   }
-  workers_.push_back({std::make_unique<ChildProcess>(worker_path_, args), false});
+  std::string program = worker_path_;
+#ifdef WARDEN_TORTURE_CLOCK_SKEW
+  if (kind_ == "pes") {
+    // Hours apart: even slots ahead, odd ones behind (clock_skew.cpp). `env`
+    // execs the worker, so the pid is the worker's.
+    const long long skew = (slot % 2 == 0 ? 1 : -1) * clock_skew.count();
+    clock_skews_[slot] = skew;
+    args.insert(args.begin(), {std::string("LD_PRELOAD=") + WARDEN_TORTURE_CLOCK_SKEW,
+                               "WARDEN_CLOCK_SKEW_S=" + std::to_string(skew), worker_path_});
+    program = "env";
+  }
+#endif
+  workers_.push_back({std::make_unique<ChildProcess>(program, args), false});
   live_[slot] = workers_.size() - 1;
 }
 
@@ -196,6 +208,7 @@ void controller::sweep_fair_queues() {
 long controller::keys_left() {
   if (kind_ == "fair") sweep_fair_queues();
   if (permit_kind()) check_permits_left();
+  if (!clock_skews_.empty()) check_clock_skews();
   // Every hold expires a lease after its holder stopped; a fair waiter that
   // vanished is dropped by the next attempt after its deadline (the sweep
   // above made sure there was one). Anything still here after that is an

@@ -54,6 +54,8 @@ namespace fs = std::filesystem;
 constexpr milliseconds watchdog{1500};
 constexpr milliseconds command_timeout{500};
 constexpr milliseconds fair_wait{2000};
+// How far apart the pes kind's workers' wall clocks run (clock_skew.cpp).
+constexpr std::chrono::seconds clock_skew{5 * 3600};
 constexpr int worker_count = 3;
 constexpr int thread_count = 3;  // threads per worker, sharing its Client(s)
 // No faults for this long at the start, and this long between two rounds of
@@ -265,6 +267,9 @@ class controller {
   long permit_holders_over(int lock, const std::vector<const section*>& list);
   long permits_held_at(const std::vector<hold>& list, std::size_t except, std::int64_t at) const;
   void check_permits_left();
+  // The pes kind: each worker's wall clock ran as far from the controller's
+  // as its shim was told (else the skew proved nothing).
+  void check_clock_skews();
   std::string permit_figures();
   std::string server_text(const RedisServer& server) const { return "port " + std::to_string(server.port()); }
   std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(random_); }
@@ -303,6 +308,7 @@ class controller {
   std::map<int, long> intents_;  // lock → "about to write" lines
   std::vector<std::string> failures_;
   std::map<long, std::int64_t> killed_at_;  // pid → when we killed it
+  std::map<int, long long> clock_skews_;    // pes: slot -> the wall-clock skew its workers run with (s)
   long late_wakeup_ms_ = 0;                 // the liveness check's negative control (worker slot 0)
   long handoff_ms_ = 500;                   // the liveness bound, before the sanitizers' extra slack
   long keys_left_ = 0;

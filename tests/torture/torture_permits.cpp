@@ -284,4 +284,28 @@ std::string controller::permit_figures() {
   return out.str();
 }
 
+void controller::check_clock_skews() {
+  // A worker writes its wall clock minus the monotonic one when it starts;
+  // both clocks' difference here, subtracted, leaves its skew.
+  const auto offset_here = std::chrono::duration_cast<std::chrono::seconds>(
+      std::chrono::system_clock::now().time_since_epoch() - std::chrono::steady_clock::now().time_since_epoch());
+  int checked = 0;
+  for (const auto& [slot, skew] : clock_skews_) {
+    std::ifstream file(run_dir_ / ("wall-offset-" + std::to_string(slot)));
+    long long offset = 0;
+    if (!(file >> offset)) {
+      failures_.push_back("worker slot " + std::to_string(slot) + " wrote no wall-clock offset");
+      continue;
+    }
+    const long long seen = offset - offset_here.count();
+    if (seen < skew - 60 || seen > skew + 60) {
+      failures_.push_back("worker slot " + std::to_string(slot) + "'s wall clock ran " + std::to_string(seen) +
+                          " s from the controller's, not the " + std::to_string(skew) + " s it was given");
+    }
+    ++checked;
+  }
+  std::cout << "  wall clocks: " << checked << " worker slots ran " << clock_skew.count() / 3600
+            << " h ahead or behind the server's (LD_PRELOAD shim), as checked\n";
+}
+
 }  // namespace torture_run

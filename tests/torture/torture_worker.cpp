@@ -53,6 +53,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <limits>
@@ -150,6 +151,15 @@ int main(int argc, char** argv) {
   const auto urls = split(argv[3], ' ');
   const std::string run_dir = argv[4];
   const int slot = std::atoi(argv[5]);
+  if (kind == "pes" && std::string(argv[2]) != "sweep") {
+    // For the controller's check that the clock skew took (clock_skew.cpp;
+    // the sweeper, which runs after the workers, is left unskewed).
+    std::ofstream(run_dir + "/wall-offset-" + std::to_string(slot))
+        << std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch() -
+                                                            std::chrono::steady_clock::now().time_since_epoch())
+               .count()
+        << '\n';
+  }
   const int threads = std::atoi(argv[6]);
   const std::int64_t end_ns = std::atoll(argv[7]);
   // NAME or NAME@NUMBER: NUMBER (default: the position in the list) is the
