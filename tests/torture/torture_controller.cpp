@@ -155,6 +155,29 @@ void controller::wait_for_workers() {
 // up to (dead waiters ahead + 1) × fair_wait after its last attempt. Once the
 // workers have stopped nobody tries any more, so one more user of the locks
 // does, as long as that bound allows, until it takes every lock in one round.
+int controller::run_sweeper(milliseconds bound) {
+  const std::int64_t start = monotonic_ns();
+  std::vector<std::string> args{kind_,
+                                "sweep",
+                                worker_urls(),
+                                run_dir_.string(),
+                                "0",
+                                "1",
+                                std::to_string(start + bound.count() * 1'000'000),
+                                joined_lock_names(false),
+                                std::to_string(watchdog.count()),
+                                std::to_string(command_timeout.count()),
+                                std::to_string(fair_wait.count()),
+                                "1"};
+  ChildProcess sweeper(worker_path_, args);
+  int code = 0;
+  if (!sweeper.wait_for(bound + 15s, &code)) {
+    sweeper.kill(SIGKILL);
+    code = sweeper.wait();
+  }
+  return code;
+}
+
 void controller::sweep_fair_queues() {
   // With one replica, a master killed late in the run leaves its successor
   // without a replica until the restarted node attaches, and replica
@@ -179,24 +202,7 @@ void controller::sweep_fair_queues() {
   }
   const auto bound = (pair_lock_ >= 0 ? pair_latch : watchdog) + fair_wait * (depth + 1) + 2s;
   const std::int64_t start = monotonic_ns();
-  std::vector<std::string> args{"fair",
-                                "sweep",
-                                worker_urls(),
-                                run_dir_.string(),
-                                "0",
-                                "1",
-                                std::to_string(start + bound.count() * 1'000'000),
-                                joined_lock_names(false),
-                                std::to_string(watchdog.count()),
-                                std::to_string(command_timeout.count()),
-                                std::to_string(fair_wait.count()),
-                                "1"};
-  ChildProcess sweeper(worker_path_, args);
-  int code = 0;
-  if (!sweeper.wait_for(bound + 15s, &code)) {
-    sweeper.kill(SIGKILL);
-    code = sweeper.wait();
-  }
+  const int code = run_sweeper(bound);
   std::ostringstream note;
   note << "  fair queues after the workers stopped: up to " << depth << " waiters left, swept in "
        << ms_of(monotonic_ns() - start) << " ms (bound " << bound.count() << " ms)"

@@ -267,6 +267,9 @@ class controller {
   long permit_holders_over(int lock, const std::vector<const section*>& list);
   long permits_held_at(const std::vector<hold>& list, std::size_t except, std::int64_t at) const;
   void check_permits_left();
+  // Runs the worker in "sweep" mode for this kind (fair: until the queues are
+  // empty; pes: until no permit is held) within `bound`; its exit code.
+  int run_sweeper(milliseconds bound);
   // The pes kind: each worker's wall clock ran as far from the controller's
   // as its shim was told (else the skew proved nothing).
   void check_clock_skews();

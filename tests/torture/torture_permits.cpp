@@ -205,24 +205,7 @@ void controller::check_permits_left() {
   if (kind_ == "pes") {
     const auto bound = watchdog + watchdog / 3 + 2s;
     const std::int64_t start = monotonic_ns();
-    std::vector<std::string> args{"pes",
-                                  "sweep",
-                                  worker_urls(),
-                                  run_dir_.string(),
-                                  "0",
-                                  "1",
-                                  std::to_string(start + bound.count() * 1'000'000),
-                                  joined_lock_names(false),
-                                  std::to_string(watchdog.count()),
-                                  std::to_string(command_timeout.count()),
-                                  std::to_string(fair_wait.count()),
-                                  "1"};
-    ChildProcess sweeper(worker_path_, args);
-    int code = 0;
-    if (!sweeper.wait_for(bound + 15s, &code)) {
-      sweeper.kill(SIGKILL);
-      code = sweeper.wait();
-    }
+    const int code = run_sweeper(std::chrono::duration_cast<milliseconds>(bound));
     std::ostringstream note;
     note << "  permits held after the workers stopped reclaimed in " << ms_of(monotonic_ns() - start) << " ms (bound "
          << bound.count() << " ms)" << (code == 0 ? "" : ", NOT all") << "\n";
