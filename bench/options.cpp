@@ -94,6 +94,8 @@ options parse_options(int argc, char** argv) {
       // Config::lock_watchdog_timeout's own range starts at 3 ms; below 30 ms
       // a renewal period would be shorter than the bench's readings.
       opts.lease_ms = parse_count(value(), "--lease", 30, 3'600'000);
+    } else if (arg == "--peer") {
+      opts.peer_dir = value();
     } else if (arg == "--cluster") {
       no_value();
       opts.cluster = true;
@@ -123,6 +125,9 @@ options parse_options(int argc, char** argv) {
   if (opts.replica && (scale_mode || opts.cluster || opts.url)) {
     throw usage_error(
         "--replica starts a throw-away server and its replica itself: no --url, --cluster, --scale or --waiters");
+  }
+  if (opts.peer_dir && (scale_mode || opts.replica)) {
+    throw usage_error("--peer belongs to the scenarios, not to --scale/--waiters or --replica");
   }
   if (opts.replica && (opts.records_path || opts.fair || opts.spin)) {
     throw usage_error("--records, --fair and --spin belong to the scenarios, not to --replica");
@@ -204,6 +209,16 @@ Options:
                       default back-off, nothing is published), and compare
                       its takeover wait and commands per acquisition with
                       S2's pub/sub Lock
+  --peer DIR          also run S1, S2 and S3 (those selected) with another
+                      library on the same server, after warden's: Node's
+                      redis-semaphore Mutex over ioredis, installed with
+                      `npm install --prefix DIR redis-semaphore ioredis`
+                      (bench/peer/redis_semaphore_peer.js; Debian's nodejs).
+                      Reports its pairs/s, client and server CPU and
+                      commands per pair beside warden's, and the targets
+                      S3 pairs/s ≥ the peer's and S3 server CPU per pair
+                      ≤ 1.1 × the peer's. Without node or the packages the
+                      bench says so and skips it. One server only
   --help              this text
 
 Cluster (--cluster or a redis+cluster:// URL): every scenario runs, all

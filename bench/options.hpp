@@ -27,6 +27,9 @@ struct options {
   std::optional<std::size_t> waiters;  // --waiters N: N parked waiters
   unsigned periods = 5;                // --periods N: renewal periods held (--scale)
   std::optional<long long> lease_ms;   // --lease MS: Config::lock_watchdog_timeout
+  // --peer DIR: also run S1/S2/S3 with redis-semaphore's Mutex (Node), whose
+  // packages npm installed in DIR (bench/peer_run.hpp).
+  std::optional<std::string> peer_dir;
 };
 
 // A command line that cannot be understood; what() says why.
