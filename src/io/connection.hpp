@@ -64,6 +64,12 @@ struct ConnectionOptions {
   // hook, for the node that owns the connection (topology/eviction_watch).
   eviction_guard_mode eviction_guard = eviction_guard_mode::off;
   std::function<void(const EvictionEvent&)> on_eviction;
+  // Set: the server may send on this connection with nothing asked (a
+  // subscription that stays, such as Sentinel's +switch-master), so the
+  // parked loop thread watches it for input too, not just for a hang-up
+  // (EventLoop::watch_hangup): a message is read at once, not at the next
+  // timer.
+  bool input_wakes_parked = false;
 };
 
 // Lives on and is used from the loop thread only.

@@ -152,7 +152,7 @@ void Connection::on_transport_connected(int status) {
   uv_os_fd_t fd = -1;
   if (uv_fileno(socket_->as_handle(), &fd) == 0) {
     socket_fd_ = fd;
-    loop_.watch_hangup(fd);
+    loop_.watch_hangup(fd, options_.input_wakes_parked);
   }
   start_session();
 }

@@ -152,5 +152,42 @@ TEST(LinkConnection, AfterARestartIdempotentCommandsAreSentAgainAndOthersReportC
   EXPECT_TRUE(log.contains("re-established")) << log.all();
 }
 
+// A subscribed connection whose server speaks unasked (as Sentinel's
+// +switch-master): with nothing in flight the loop thread parks off the
+// sockets, and a message must still be read at once, not at its next timer
+// (none within the hour here).
+TEST(LinkConnection, AMessageOnAnIdleSubscribedLinkWakesTheParkedLoop) {
+  RedisServer server;
+  RedisProbe probe(server);
+  LogRecorder log;
+  Counter ready;
+  LoopHarness harness;
+  ConnectionOptions options = options_for(server, log, connection_role::subscriber);
+  options.health_check_interval = 1h;
+  options.input_wakes_parked = true;
+  Connection& connection = harness.connection(options, &ready);
+  ASSERT_TRUE(ready.wait_for_at_least(1, 3s)) << log.all();
+  Counter messages;
+  harness.run([&] {
+    connection.on_push([&messages](const detail::Push& push) {
+      if (push.kind == detail::push_kind::message) messages.add();
+    });
+    connection.send_subscription({"SUBSCRIBE", "unasked"});
+  });
+  // The loop thread may park once the subscription is confirmed.
+  harness.loop().set_idle_probe([&connection] { return connection.idle(); });
+  ASSERT_TRUE(eventually([&] {
+    auto reply = probe.command({"PUBSUB", "NUMSUB", "unasked"});
+    return reply.elements.size() == 2 && reply.elements[1].integer == 1;
+  }));
+  for (int i = 1; i <= 3; ++i) {
+    // Time is the subject: the loop thread's last turn ends and it parks.
+    std::this_thread::sleep_for(100ms);
+    probe.command({"PUBLISH", "unasked", "switch"});
+    EXPECT_TRUE(messages.wait_for_at_least(i, 2s)) << "message " << i << " was not read while the loop was parked";
+  }
+  harness.loop().set_idle_probe({});
+}
+
 }  // namespace
 }  // namespace warden::test
