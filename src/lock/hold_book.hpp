@@ -44,10 +44,10 @@ class HoldBook {
     std::string levels;
     clock::time_point valid_until{};
     clock::time_point confirmed_at{};
-    std::uint64_t epoch = 0;  // tells this hold from a later one of the same key
-    bool releasing = false;   // the last level's release is on its way: renew no more
-    bool renewing = false;    // a renewal of it is in flight
-    bool retired = false;     // out of the book while its renewal was in flight
+    std::uint64_t epoch = 0;     // tells this hold from a later one of the same key
+    bool releasing = false;      // the last level's release is on its way: renew no more
+    bool renewing = false;       // a renewal of it is in flight
+    bool retired = false;        // out of the book while its renewal was in flight
     std::size_t retired_at = 0;  // its place in retired_ while retired
     bool watchdog_mode() const;
   };
