@@ -88,6 +88,10 @@ options parse_options(int argc, char** argv) {
       opts.scale = static_cast<std::size_t>(parse_count(value(), "--scale", 1, 10'000'000));
     } else if (arg == "--waiters") {
       opts.waiters = static_cast<std::size_t>(parse_count(value(), "--waiters", 1, 1'000'000));
+    } else if (arg == "--batch") {
+      opts.batch = static_cast<int>(parse_count(value(), "--batch", 1, 10'000));
+    } else if (arg == "--in-flight") {
+      opts.in_flight = static_cast<std::size_t>(parse_count(value(), "--in-flight", 1, 1'000'000));
     } else if (arg == "--periods") {
       opts.periods = static_cast<unsigned>(parse_count(value(), "--periods", 1, 1'000));
     } else if (arg == "--lease") {
@@ -261,7 +265,7 @@ server, --url or a throw-away one):
                           for 3 s: pair latency p50/p99/p99.9/max, and the
                           process CPU it costs;
                       (b) acquire: H distinct names, lock_async with a
-                          completion, at most 1,000 outstanding, one owner
+                          completion, at most 1,000 outstanding (--in-flight), one owner
                           (new_owner_id()) for all: time and rate;
                       (c) hold for --periods renewal periods with the probe
                           running. Windows of one period are cut in the
@@ -290,6 +294,10 @@ server, --url or a throw-away one):
                           handle, waiting 2 s and taking another lock 300
                           times (leftover per name).
   --periods N         renewal periods held in (c) (default 5)
+  --in-flight N       --scale: lock_async / unlock_async calls outstanding at
+                      most in (b) and in the release (default 1,000)
+  --batch N           --scale: Config::lock_watchdog_batch_size, holds per
+                      renewal script (default the Config's, 100)
   --lease MS          Config::lock_watchdog_timeout of the Clients of these
                       modes (default 3000 for --scale, 30000 for --waiters)
   --waiters N         a holder Client takes N locks (watchdog mode, one

@@ -164,6 +164,9 @@ class Connection : private Flushable {
   void expire(std::uint64_t id);
   void watch_deadline(clock::time_point deadline, std::uint64_t id);
   void expire_due();
+  // Reads, without waiting, what has arrived on the socket (before commands
+  // are timed out).
+  void read_arrived();
   void pop_deadline();
   void drop_stale_deadlines();
   void complete(std::uint64_t id, Response&& response);

@@ -211,6 +211,21 @@ void Connection::on_read(const char* data, std::size_t size) {
   if (!plain.empty()) on_bytes(plain.data(), plain.size());
 }
 
+void Connection::read_arrived() {
+  // Bounded: a server still sending fast is read by the loop's own poll.
+  constexpr int most_reads = 16;
+  for (int i = 0; i < most_reads && socket_ != nullptr && socket_->handle_open && socket_fd_ >= 0; ++i) {
+    Socket* socket = socket_;
+    // The descriptor is libuv's, non-blocking; its own read finds nothing
+    // left (EAGAIN) and waits as usual. End of stream and errors are left
+    // for that read to report.
+    auto n = ::recv(socket_fd_, socket->buffer, sizeof socket->buffer, MSG_DONTWAIT);
+    if (n <= 0) return;
+    on_read(socket->buffer, static_cast<std::size_t>(n));
+    if (socket_ != socket) return;  // dropped while reading
+  }
+}
+
 void Connection::flush_output() {
   // Nothing is queued for a socket still connecting; it is flushed once up.
   if (socket_ == nullptr || !socket_->handle_open || socket_fd_ < 0) return;

@@ -115,6 +115,36 @@ TEST(LinkConnection, ACommandToAPausedServerTimesOutAndItsLateReplyIsDropped) {
   EXPECT_FALSE(log.contains("lost")) << log.all();
 }
 
+// A loop thread kept busy past a command's deadline (a slow handler, a
+// starved thread) runs its timers before it polls the sockets again: an
+// answer that reached the socket meanwhile is read and delivered, not
+// timed out.
+TEST(LinkConnection, AnAnswerThatArrivedWhileTheLoopWasBusyIsDeliveredNotTimedOut) {
+  RedisServer busy_server, slow_server;
+  LogRecorder log;
+  Counter ready;
+  LoopHarness harness;
+  Connection& busy = harness.connection(options_for(busy_server, log), &ready);
+  Connection& slow = harness.connection(options_for(slow_server, log), &ready);
+  ASSERT_TRUE(ready.wait_for_at_least(2, 3s)) << log.all();
+
+  auto answered = std::make_shared<std::promise<Response>>();
+  auto answer = answered->get_future();
+  harness.run([&] {
+    auto now = steady::now();
+    // Answered after 50 ms, well within its 300 ms.
+    slow.send({"BLPOP", "nothing-here", "0.05"}, now + 300ms, false,
+              [answered](Response&& r) { answered->set_value(std::move(r)); });
+    // Answered at once; its handler keeps the loop thread busy past the
+    // other command's deadline.
+    busy.send({"ECHO", "busy"}, now + 2s, false, [](Response&&) { std::this_thread::sleep_for(600ms); });
+  });
+  ASSERT_TRUE(ready_within(answer, 3s));
+  Response response = answer.get();
+  EXPECT_FALSE(response.error) << describe(response);
+  EXPECT_TRUE(response.reply.is_nil()) << describe(response);
+}
+
 TEST(LinkConnection, AfterARestartIdempotentCommandsAreSentAgainAndOthersReportConnectionLost) {
   RedisServer server;
   RedisProbe probe(server);
