@@ -1,4 +1,4 @@
---@prelude release_latch
+--@prelude release_latch rwlock_hold
 -- Release one read hold of a read-write lock, idempotently.
 -- KEYS[1]  lock name
 -- KEYS[2]  channel redisson_rwlock:{NAME}, told "0" when the lock is freed
@@ -24,14 +24,7 @@
 -- at once; then the SET of the latch, a PTTL per other read hold, and the
 -- writes (the last reader's: PUBLISH, HDEL, DEL of its hold key, DEL).
 local fields = redis.call('hgetall', KEYS[1])
-local mode, count = false, nil
-for i = 1, #fields, 2 do
-  if fields[i] == 'mode' then
-    mode = fields[i + 1]
-  elseif fields[i] == ARGV[2] then
-    count = tonumber(fields[i + 1])
-  end
-end
+local mode, count = mode_and_count(fields, ARGV[2])
 if mode == false or count == nil then
   -- A copy run after its first answer finds the hold gone: the latch says
   -- what that first answer was.

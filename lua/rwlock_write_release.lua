@@ -1,4 +1,4 @@
---@prelude release_latch
+--@prelude release_latch rwlock_hold
 -- Release one write hold of a read-write lock, idempotently.
 -- KEYS[1]  lock name
 -- KEYS[2]  channel redisson_rwlock:{NAME}, told "1" (wake every waiter) when
@@ -25,14 +25,7 @@
 -- writer's; five when write holds remain (HGETALL, SET, HINCRBY, PTTL, PEXPIRE).
 -- One HGETALL reads the mode, the writer's count and the read holds at once.
 local fields = redis.call('hgetall', KEYS[1])
-local mode, count = false, nil
-for i = 1, #fields, 2 do
-  if fields[i] == 'mode' then
-    mode = fields[i + 1]
-  elseif fields[i] == ARGV[2] then
-    count = tonumber(fields[i + 1])
-  end
-end
+local mode, count = mode_and_count(fields, ARGV[2])
 if mode ~= 'write' or count == nil then
   -- A copy run after its first answer finds the hold gone: the latch says
   -- what that first answer was.
