@@ -65,18 +65,11 @@ std::vector<std::string> acquire(const warden::Config& config, const lock_args& 
 
 std::vector<std::string> release(const warden::Config& config, const lock_args& lock, const std::string& owner,
                                  std::size_t request, const char* publish_command) {
-  return {"EVALSHA",
-          scripts::lock_release.sha1,
-          "3",
-          lock.name,
-          lock.channel,
+  return {"EVALSHA", scripts::lock_release.sha1, "3", lock.name, lock.channel,
           keys::unlock_latch(lock.name, fmt::format("{:032x}", request)),
           // The library's order (lua/lock_release.lua): lease kept, owner,
           // publish command, message, latch TTL.
-          std::to_string(config.lock_watchdog_timeout.count()),
-          owner,
-          publish_command,
-          "0",
+          std::to_string(config.lock_watchdog_timeout.count()), owner, publish_command, "0",
           std::to_string((config.command_timeout * (config.retry_attempts + 2)).count())};
 }
 

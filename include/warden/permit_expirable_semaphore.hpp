@@ -160,6 +160,12 @@ class WARDEN_API PermitExpirableSemaphore {
   void available_permits_async(completion<std::int64_t> done) const;
   /// acquired_permits() with a completion callback (I/O thread).
   void acquired_permits_async(completion<std::int64_t> done) const;
+  /// try_set_permits() as a future.
+  std::future<bool> try_set_permits_async(std::int64_t permits);
+  /// set_permits() as a future.
+  std::future<void> set_permits_async(std::int64_t permits);
+  /// update_lease_time(id, lease) as a future: false when the permit is not held.
+  std::future<bool> update_lease_time_async(const std::string& id, milliseconds lease);
   /// try_set_permits() with a completion callback (I/O thread).
   void try_set_permits_async(std::int64_t permits, completion<bool> done);
   /// set_permits() with a completion callback (I/O thread).

@@ -271,6 +271,21 @@ void PermitExpirableSemaphore::acquired_permits_async(completion<std::int64_t> d
   counting(core_, count_op::acquired, 0, to_callback<std::int64_t, long long>(core_, std::move(done), as_count));
 }
 
+std::future<bool> PermitExpirableSemaphore::try_set_permits_async(std::int64_t permits) {
+  return as_future<bool, long long>(
+      [&](sink<long long> out) { counting(core_, count_op::try_set, permits, std::move(out)); }, as_bool);
+}
+
+std::future<void> PermitExpirableSemaphore::set_permits_async(std::int64_t permits) {
+  return as_future<void, long long>(
+      [&](sink<long long> out) { counting(core_, count_op::set, permits, std::move(out)); }, as_nothing);
+}
+
+std::future<bool> PermitExpirableSemaphore::update_lease_time_async(const std::string& id, milliseconds lease) {
+  return as_future<bool, bool>(
+      [&](sink<bool> out) { on_permit(core_, "update_lease_time", id, lease, true, false, std::move(out)); }, same);
+}
+
 void PermitExpirableSemaphore::try_set_permits_async(std::int64_t permits, completion<bool> done) {
   counting(core_, count_op::try_set, permits, to_callback<bool, long long>(core_, std::move(done), as_bool));
 }

@@ -113,5 +113,22 @@ TEST(Examples, SemaphoreKeepsAtMostTwoWorkersInsideAndLeavesItsPermits) {
   EXPECT_EQ(probe.get("semaphore:partner-api"), "2");
 }
 
+TEST(Examples, PermitExpirableSemaphoreGetsBackAnExpiredPermitAndADeadHoldersPermit) {
+  RedisServer server;
+  auto run = run_program(WARDEN_EXAMPLE_PERMIT_EXPIRABLE_SEMAPHORE, {server.url()}, 60s);
+  ASSERT_EQ(run.exit_code, 0) << run.err << run.out;
+  auto has = [&](const std::string& part) { return run.out.find(part) != std::string::npos; };
+  EXPECT_TRUE(has("free: 1, held: 1")) << run.out;
+  EXPECT_TRUE(has("a waiter got the expired leased permit: yes")) << run.out;
+  EXPECT_TRUE(has("a waiter got the dead worker's permit back: yes")) << run.out;
+  EXPECT_TRUE(has("our kept permit after 1.5 s: still ours")) << run.out;
+  EXPECT_TRUE(has("release(unknown id): ")) << run.out;
+  EXPECT_TRUE(has("free: 2, held: 0")) << run.out;
+  EXPECT_EQ(run.err.find("lost"), std::string::npos) << run.err;
+  RedisProbe probe(server);
+  EXPECT_EQ(probe.get("pes-example:render-slots"), "2");
+  EXPECT_EQ(probe.command({"ZCARD", "{pes-example:render-slots}:timeout"}).integer, 0);
+}
+
 }  // namespace
 }  // namespace warden::test

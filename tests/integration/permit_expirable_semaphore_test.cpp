@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "message_recorder.hpp"
 #include "redis_probe.hpp"
 #include "redis_server.hpp"
 #include "script_log.hpp"
@@ -228,6 +229,39 @@ TEST_F(PermitExpirableSemaphoreTest, AReleaseWakesAWaiterWithinARoundTripAndForm
   semaphore.release(*got);
 }
 
+// Every call has a future twin and a callback twin, answering as the
+// blocking call does.
+TEST_F(PermitExpirableSemaphoreTest, TheSettingCallsFutureAndCallbackFormsAgree) {
+  const std::string name = "pes:forms";
+  PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore(name);
+  EXPECT_TRUE(semaphore.try_set_permits_async(2).get());
+  EXPECT_FALSE(semaphore.try_set_permits_async(5).get());
+  EXPECT_EQ(probe.get(name), "2");
+  semaphore.set_permits_async(3).get();
+  EXPECT_EQ(semaphore.available_permits(), 3);
+  std::string id = semaphore.acquire(30s);
+  EXPECT_TRUE(semaphore.update_lease_time_async(id, 60s).get());
+  const long long left = score(probe, name, id) - server_ms(probe);
+  EXPECT_GT(left, 50'000);
+  EXPECT_LE(left, 60'000);
+  EXPECT_FALSE(semaphore.update_lease_time_async("00112233445566778899aabbccddeeff", 60s).get());
+  std::promise<bool> updated;
+  semaphore.update_lease_time_async(id, 40s, [&](std::error_code, bool ok) { updated.set_value(ok); });
+  EXPECT_TRUE(updated.get_future().get());
+  std::promise<bool> tried;
+  semaphore.try_set_permits_async(7, [&](std::error_code, bool ok) { tried.set_value(ok); });
+  EXPECT_FALSE(tried.get_future().get());
+  // Bad input fails the future with a typed error and changes nothing.
+  try {
+    semaphore.set_permits_async(-1).get();
+    ADD_FAILURE() << "set_permits_async(-1) succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument));
+  }
+  EXPECT_EQ(semaphore.available_permits(), 2);
+  semaphore.release(id);
+}
+
 TEST_F(PermitExpirableSemaphoreTest, CancellingAWaitLeavesNothingBehind) {
   const std::string name = "pes:cancel";
   PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore(name);
@@ -305,7 +339,13 @@ TEST_F(PermitExpirableSemaphoreTest, RedissonPermitsAndWardenPermitsMix) {
   probe.command({"DECR", name});
   EXPECT_TRUE(semaphore.try_release(theirs));
   EXPECT_TRUE(semaphore.try_release(mine));
+  // A Redisson waiter listens on redisson_sc:{NAME} for the new free count:
+  // a warden release tells it "2".
+  MessageRecorder redisson_waiter(server, {channel(name)});
   EXPECT_TRUE(semaphore.try_release(*got));
+  auto messages = redisson_waiter.wait_for(1, 5s);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(messages[0].payload, "2");
   EXPECT_EQ(probe.get(name), "2");
 }
 
