@@ -82,8 +82,7 @@ int main(int argc, char** argv) {
         std::cerr << "permit " << event.permit_id << " lost: " << event.message << std::endl;
       });
       std::this_thread::sleep_for(1500ms);  // longer than the lease: the watchdog keeps it
-      std::cout << "our kept permit after 1.5 s: " << (slots.try_release(*second) ? "still ours" : "gone")
-                << std::endl;
+      std::cout << "our kept permit after 1.5 s: " << (slots.try_release(*second) ? "still ours" : "gone") << std::endl;
     }
     if (first) slots.release(*first);
 

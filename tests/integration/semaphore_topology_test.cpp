@@ -166,6 +166,44 @@ TEST(SemaphoreTopology, ReplicaSyncCoversAcquiresAndReleases) {
   EXPECT_EQ(replica_probe.get("replicated-sem"), "2");
 }
 
+// A permit-expirable semaphore's acquire waits for the replica as a lock's
+// does: with the replica stopped no permit id is handed out and the permit
+// taken on the master is given back; once acknowledged, the replica has the
+// permit by the time its id is returned.
+TEST(SemaphoreTopology, APermitNoReplicaHasIsNotHandedOut) {
+  RedisServer master({"--repl-diskless-sync-delay", "0"});
+  RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
+  RedisProbe probe(master);
+  ASSERT_TRUE(eventually(
+      [&] {
+        return probe.command({"INFO", "replication"}).str.find("state=online") != std::string::npos;
+      },
+      10s));
+  Config config = fast_config(master);
+  config.replica_sync.mode = replica_sync_mode::at_least_one;
+  config.replica_sync.timeout = 300ms;
+  Client client(config);
+  PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore("replicated-pes");
+  ASSERT_TRUE(semaphore.try_set_permits(2));
+
+  replica.pause();
+  try {
+    auto id = semaphore.try_acquire_for(1200ms, 30s);
+    ADD_FAILURE() << "a permit no replica has was handed out: " << id.value_or("none");
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::replica_sync_failed) << error.what();
+  }
+  ASSERT_TRUE(eventually([&] { return probe.get("replicated-pes") == "2"; }, 5s)) << "the permit was not given back";
+  EXPECT_EQ(probe.command({"ZCARD", "{replicated-pes}:timeout"}).integer, 0);
+
+  replica.resume();
+  std::string id = semaphore.acquire(30s);
+  RedisProbe replica_probe(replica);
+  EXPECT_FALSE(replica_probe.command({"ZSCORE", "{replicated-pes}:timeout", id}).is_nil())
+      << "returned before the replica had it";
+  semaphore.release(id);
+}
+
 TEST(SemaphoreTopology, ReplicaSyncWithoutReplicasRefusesAcquiresUnsent) {
   RedisServer server;
   Config config = fast_config(server);
