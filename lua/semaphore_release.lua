@@ -11,7 +11,10 @@
 -- ARGV[4]  "" (the message is the new count)
 -- ARGV[5]  permits to give back (> 0)
 -- ARGV[6]  how long (ms) the latch is kept
--- Returns the available count after the release.
+-- ARGV[7]  optional: 'if_exists' (Redisson's releaseIfExists): a semaphore
+--          whose key is missing is left missing
+-- Returns the available count after the release; with 'if_exists', 1 when
+-- released and 0 when the key was missing (the latch keeps that answer).
 local seen = redis.call('get', KEYS[3])
 if seen ~= false then
   return tonumber(seen)
@@ -20,7 +23,13 @@ local refusal = count_refusal(KEYS[1], 'semaphore')
 if refusal then
   return refusal
 end
+local if_exists = ARGV[7] == 'if_exists'
+if if_exists and redis.call('exists', KEYS[1]) == 0 then
+  redis.call('set', KEYS[3], 0, 'px', ARGV[6])
+  return 0
+end
 local value = redis.call('incrby', KEYS[1], ARGV[5])
 redis.call(ARGV[3], KEYS[2], value)
-redis.call('set', KEYS[3], value, 'px', ARGV[6])
-return value
+local answer = if_exists and 1 or value
+redis.call('set', KEYS[3], answer, 'px', ARGV[6])
+return answer

@@ -506,6 +506,19 @@ auto async_release(Semaphore semaphore, std::int64_t permits, Token&& token) {
       std::forward<Token>(token));
 }
 
+/// Semaphore::release_if_exists() of `permits` with any completion token:
+/// void(error_code, bool), false when the semaphore's key does not exist.
+/// \param semaphore the semaphore. \param permits how many, > 0. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_release_if_exists(Semaphore semaphore, std::int64_t permits, Token&& token) {
+  return async_call<bool>(
+      [semaphore, permits](completion<bool> done) mutable {
+        semaphore.release_if_exists_async(permits, std::move(done));
+      },
+      std::forward<Token>(token));
+}
+
 /// Semaphore::available_permits() with any completion token: void(error_code, std::int64_t).
 /// \param semaphore the semaphore. \param token any completion token.
 /// \return what the token makes of the signature.
@@ -625,6 +638,20 @@ auto async_try_release(PermitExpirableSemaphore semaphore, std::string id, Token
   return async_call<bool>([semaphore, id = std::move(id)](
                               completion<bool> done) mutable { semaphore.try_release_async(id, std::move(done)); },
                           std::forward<Token>(token));
+}
+
+/// PermitExpirableSemaphore::lease_time(id) with any completion token:
+/// void(error_code, std::optional<std::chrono::milliseconds>), nullopt for a
+/// permit that never expires; errc::not_owner when it is not held.
+/// \param semaphore the semaphore. \param id the permit's id. \param token any completion token.
+/// \return what the token makes of the signature.
+template <class Token>
+auto async_lease_time(PermitExpirableSemaphore semaphore, std::string id, Token&& token) {
+  return async_call<std::optional<std::chrono::milliseconds>>(
+      [semaphore, id = std::move(id)](completion<std::optional<std::chrono::milliseconds>> done) {
+        semaphore.lease_time_async(id, std::move(done));
+      },
+      std::forward<Token>(token));
 }
 
 /// PermitExpirableSemaphore::update_lease_time(id, lease) with any completion

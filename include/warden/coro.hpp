@@ -287,6 +287,16 @@ inline awaitable<void> release(Semaphore semaphore, std::int64_t permits, execut
   });
 }
 
+/// Semaphore::release_if_exists() of `permits`, awaited: false when the
+/// semaphore's key does not exist.
+/// \param semaphore the semaphore. \param permits how many, > 0. \param post where to resume.
+/// \return the awaitable (bool).
+inline awaitable<bool> release_if_exists(Semaphore semaphore, std::int64_t permits, executor post) {
+  return call<bool>(std::move(post), [semaphore, permits](completion<bool> done) mutable {
+    semaphore.release_if_exists_async(permits, std::move(done));
+  });
+}
+
 /// PermitExpirableSemaphore::acquire(options), awaited. A permit taken for a
 /// coroutine that is never resumed is released.
 /// \param semaphore the semaphore. \param post where to resume.

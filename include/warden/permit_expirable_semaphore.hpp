@@ -130,6 +130,12 @@ class WARDEN_API PermitExpirableSemaphore {
   std::int64_t available_permits() const;
   /// The number of permits held (expired ones reclaimed first).
   std::int64_t acquired_permits() const;
+  /// The time left on permit `id` by the server's clock (Redisson's
+  /// getLeaseTime): nullopt for a permit that never expires. A permit kept
+  /// by the watchdog shows the lease its last renewal gave it. Throws
+  /// errc::not_owner when no such permit is held (released, expired, or
+  /// never taken).
+  std::optional<milliseconds> lease_time(const std::string& id) const;
   /// Sets the permits to `permits` if the semaphore has none yet; false otherwise.
   bool try_set_permits(std::int64_t permits);
   /// Makes free + held permits equal `permits`, changing the free count.
@@ -160,6 +166,10 @@ class WARDEN_API PermitExpirableSemaphore {
   void available_permits_async(completion<std::int64_t> done) const;
   /// acquired_permits() with a completion callback (I/O thread).
   void acquired_permits_async(completion<std::int64_t> done) const;
+  /// lease_time(id) as a future.
+  std::future<std::optional<milliseconds>> lease_time_async(const std::string& id) const;
+  /// lease_time(id) with a completion callback (I/O thread).
+  void lease_time_async(const std::string& id, completion<std::optional<milliseconds>> done) const;
   /// try_set_permits() as a future.
   std::future<bool> try_set_permits_async(std::int64_t permits);
   /// set_permits() as a future.

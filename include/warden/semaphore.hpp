@@ -76,6 +76,11 @@ class WARDEN_API Semaphore {
   /// wakes waiters. Sent again after a lost reply, it still adds them once.
   void release(std::int64_t permits = 1);
 
+  /// Gives `permits` back as release() does, but only to a semaphore whose
+  /// key exists (Redisson's releaseIfExists): false, and nothing written,
+  /// when it does not (never set, drained by a delete, or expired).
+  bool release_if_exists(std::int64_t permits = 1);
+
   /// The number of permits free now (0 when the key does not exist).
   std::int64_t available_permits() const;
 
@@ -103,6 +108,10 @@ class WARDEN_API Semaphore {
   std::future<void> release_async(std::int64_t permits = 1);
   /// release() with a completion callback (I/O thread).
   void release_async(std::int64_t permits, completion<void> done);
+  /// release_if_exists() as a future.
+  std::future<bool> release_if_exists_async(std::int64_t permits = 1);
+  /// release_if_exists() with a completion callback (I/O thread).
+  void release_if_exists_async(std::int64_t permits, completion<bool> done);
   /// available_permits() as a future.
   std::future<std::int64_t> available_permits_async() const;
   /// available_permits() with a completion callback (I/O thread).

@@ -118,6 +118,39 @@ void on_permit(const core_ptr& core, const char* call, const std::string& id, st
       std::move(out));
 }
 
+// The time left on permit `id`: nullopt for a permit that never expires; a
+// permit not held is errc::not_owner, as for release().
+using lease_left = std::optional<milliseconds>;
+
+void reading_lease(const core_ptr& core, const std::string& id, sink<lease_left> out) {
+  const char* call = "lease_time";
+  if (core) {
+    if (auto problem = id_problem(id)) {
+      return deliver<lease_left>(
+          core, std::move(out),
+          Outcome<lease_left>{make_error_code(errc::invalid_argument),
+                              core->message(fmt::format("{}: {}", call, *problem)), std::nullopt});
+    }
+  }
+  submit<lease_left>(
+      core, call, 1,
+      [id, call](PermitSemaphoreCore& semaphore, sink<lease_left> out) {
+        semaphore.lease_time(id, [&semaphore, id, call, out](std::error_code error, long long answer,
+                                                             const std::string& message) {
+          if (error) return out(Outcome<lease_left>{error, message, std::nullopt});
+          if (answer == -1) return out(Outcome<lease_left>{{}, {}, std::nullopt});
+          if (answer >= 0) return out(Outcome<lease_left>{{}, {}, milliseconds{answer}});
+          out(Outcome<lease_left>{
+              make_error_code(errc::not_owner),
+              semaphore.message(fmt::format("{} of permit {}: no permit with that id is held (released, expired, or "
+                                            "never taken)",
+                                            call, id)),
+              std::nullopt});
+        });
+      },
+      std::move(out));
+}
+
 template <class T, class Start, class Convert>
 AcquireFuture<T> acquire_future(const core_ptr& core, const Start& start, Convert convert) {
   auto taken = std::make_shared<std::string>();
@@ -187,6 +220,21 @@ bool PermitExpirableSemaphore::update_lease_ms(const std::string& id, millisecon
   return blocking<bool, bool>(
       core_, "update_lease_time",
       [&](sink<bool> out) { on_permit(core_, "update_lease_time", id, lease, true, false, std::move(out)); }, same);
+}
+
+std::optional<milliseconds> PermitExpirableSemaphore::lease_time(const std::string& id) const {
+  return blocking<lease_left, lease_left>(
+      core_, "lease_time", [&](sink<lease_left> out) { reading_lease(core_, id, std::move(out)); }, same);
+}
+
+std::future<std::optional<milliseconds>> PermitExpirableSemaphore::lease_time_async(const std::string& id) const {
+  return as_future<lease_left, lease_left>([&](sink<lease_left> out) { reading_lease(core_, id, std::move(out)); },
+                                           same);
+}
+
+void PermitExpirableSemaphore::lease_time_async(const std::string& id,
+                                                completion<std::optional<milliseconds>> done) const {
+  reading_lease(core_, id, to_callback<lease_left, lease_left>(core_, std::move(done), same));
 }
 
 std::int64_t PermitExpirableSemaphore::available_permits() const {

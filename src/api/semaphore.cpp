@@ -29,14 +29,14 @@ using namespace detail::sync_calls;
 
 // ---- the operations ----
 
-enum class count_op { release, available, drain, try_set, add };
+enum class count_op { release, available, drain, try_set, add, release_if_exists };
 
 void counting(const core_ptr& core, count_op which, std::int64_t permits, sink<long long> out) {
-  static constexpr const char* calls[] = {"release", "available_permits", "drain_permits", "try_set_permits",
-                                          "add_permits"};
+  static constexpr const char* calls[] = {"release",         "available_permits", "drain_permits",
+                                          "try_set_permits", "add_permits",       "release_if_exists"};
   auto call = calls[static_cast<int>(which)];
   // The queries take no count: checked as one permit.
-  bool takes_count = which == count_op::release || which == count_op::try_set || which == count_op::add;
+  bool takes_count = which != count_op::available && which != count_op::drain;
   submit<long long>(
       core, call, takes_count ? permits : 1,
       [which, permits](SemaphoreCore& semaphore, sink<long long> out) {
@@ -54,6 +54,8 @@ void counting(const core_ptr& core, count_op which, std::int64_t permits, sink<l
             return semaphore.try_set(permits, done);
           case count_op::add:
             return semaphore.add(permits, done);
+          case count_op::release_if_exists:
+            return semaphore.release_if_exists(permits, done);
         }
       },
       std::move(out));
@@ -147,6 +149,21 @@ void Semaphore::release(std::int64_t permits) {
   blocking<void, long long>(
       core_, "release", [&](sink<long long> out) { counting(core_, count_op::release, permits, std::move(out)); },
       as_nothing);
+}
+
+bool Semaphore::release_if_exists(std::int64_t permits) {
+  return blocking<bool, long long>(
+      core_, "release_if_exists",
+      [&](sink<long long> out) { counting(core_, count_op::release_if_exists, permits, std::move(out)); }, as_bool);
+}
+
+std::future<bool> Semaphore::release_if_exists_async(std::int64_t permits) {
+  return as_future<bool, long long>(
+      [&](sink<long long> out) { counting(core_, count_op::release_if_exists, permits, std::move(out)); }, as_bool);
+}
+
+void Semaphore::release_if_exists_async(std::int64_t permits, completion<bool> done) {
+  counting(core_, count_op::release_if_exists, permits, to_callback<bool, long long>(core_, std::move(done), as_bool));
 }
 
 std::int64_t Semaphore::available_permits() const {

@@ -153,6 +153,11 @@ void PermitSemaphoreCore::acquired(count_done done) {
                replica_wait::none, std::move(done));
 }
 
+void PermitSemaphoreCore::lease_time(const std::string& id, count_done done) {
+  run_counting("lease_time", scripts::pes_read, {"", "", publish_command(), "", "lease_time", id}, true,
+               replica_wait::none, std::move(done));
+}
+
 void PermitSemaphoreCore::try_set(long long permits, count_done done) {
   run_counting("try_set_permits", scripts::pes_set, {"", "", publish_command(), "", std::to_string(permits), "try_set"},
                true, replica_wait::none, std::move(done));

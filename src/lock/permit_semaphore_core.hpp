@@ -57,6 +57,9 @@ class PermitSemaphoreCore : public std::enable_shared_from_this<PermitSemaphoreC
   void update_lease(const std::string& id, std::optional<milliseconds> lease, count_done done);
   void available(count_done done);
   void acquired(count_done done);
+  // done(error, ms left / -1 never expires / -2 not held): nothing written
+  // but the reclaiming of expired permits.
+  void lease_time(const std::string& id, count_done done);
   // done(error, 1 set / 0 not)
   void try_set(long long permits, count_done done);
   void set(long long permits, count_done done);

@@ -100,6 +100,16 @@ void SemaphoreCore::release(long long permits, count_done done) {
                replica_wait::keep, std::move(done));
 }
 
+void SemaphoreCore::release_if_exists(long long permits, count_done done) {
+  auto& config = client_->config();
+  auto latch_ttl = config.command_timeout * (config.retry_attempts + 2);
+  // Idempotent through its latch, as release(): the latch keeps 1 or 0.
+  run_counting("release_if_exists", scripts::semaphore_release,
+               {name_, std::string(channel()), keys::release_latch(name_, random_request_id())},
+               {"", "", publish_command(), "", std::to_string(permits), std::to_string(latch_ttl.count()), "if_exists"},
+               true, replica_wait::keep, std::move(done));
+}
+
 void SemaphoreCore::available(count_done done) {
   run_counting("available_permits", scripts::semaphore_read, {name_}, {"", "", "read"}, true, replica_wait::none,
                std::move(done));

@@ -48,6 +48,9 @@ class SemaphoreCore : public std::enable_shared_from_this<SemaphoreCore> {
   void acquire(long long permits, std::optional<milliseconds> wait, cancel_token cancel, acquire_done done);
   // Gives `permits` back; done(error, new available count).
   void release(long long permits, count_done done);
+  // Gives `permits` back only if the semaphore's key exists (Redisson's
+  // releaseIfExists); done(error, 1 released / 0 no such semaphore).
+  void release_if_exists(long long permits, count_done done);
   // done(error, available count): nothing written.
   void available(count_done done);
   // Sets the count to 0; done(error, the count it had).

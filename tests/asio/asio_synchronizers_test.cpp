@@ -67,6 +67,9 @@ TEST(AsioSynchronizers, SemaphoreWithEveryToken) {
     EXPECT_EQ(co_await async_drain_permits(sem, asio::use_awaitable), 5);
     EXPECT_EQ(co_await async_available_permits(sem, asio::use_awaitable), 0);
     co_await async_add_permits(sem, 3, asio::use_awaitable);
+    EXPECT_TRUE(co_await async_release_if_exists(sem, 1, asio::use_awaitable));
+    EXPECT_EQ(co_await async_drain_permits(sem, asio::use_awaitable), 4);
+    co_await async_add_permits(sem, 3, asio::use_awaitable);
   });
   get_within(done);
   EXPECT_EQ(probe.get("as:sem"), "3");
@@ -103,6 +106,12 @@ TEST(AsioSynchronizers, SemaphoreWithEveryToken) {
   get_within(given);
   EXPECT_EQ(probe.get("as:sem"), "3");
   EXPECT_EQ(kept(probe), std::vector<std::string>{"as:sem"});
+
+  // release_if_exists leaves a missing semaphore missing.
+  Semaphore missing = client.get_semaphore("as:missing");
+  std::future<bool> not_there = async_release_if_exists(missing, 1, asio::use_future);
+  EXPECT_FALSE(get_within(not_there));
+  EXPECT_FALSE(probe.exists("as:missing"));
 }
 
 TEST(AsioSynchronizers, PermitExpirableSemaphoreWithEveryToken) {
@@ -122,6 +131,8 @@ TEST(AsioSynchronizers, PermitExpirableSemaphoreWithEveryToken) {
     auto none = co_await async_try_acquire(sem, lock_options().with_wait(50ms), asio::use_awaitable);
     EXPECT_FALSE(none.has_value());
     EXPECT_TRUE(co_await async_update_lease_time(sem, first, 20s, asio::use_awaitable));
+    auto left = co_await async_lease_time(sem, first, asio::use_awaitable);
+    EXPECT_TRUE(left && *left > 15s && *left <= 20s);
     EXPECT_TRUE(co_await async_try_release(sem, second, asio::use_awaitable));
     EXPECT_FALSE(co_await async_try_release(sem, second, asio::use_awaitable));  // not held any more
     EXPECT_FALSE(co_await async_update_lease_time(sem, second, 20s, asio::use_awaitable));

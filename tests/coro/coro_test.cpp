@@ -206,7 +206,9 @@ TEST(CoroSynchronizers, SemaphoreAcquiresTriesAndReleasesOnTheGivenExecutor) {
     EXPECT_FALSE(more);
     more = co_await coro::try_acquire(sem, 1, post);
     EXPECT_TRUE(more);
-    co_await coro::release(sem, 3, post);
+    co_await coro::release(sem, 2, post);
+    EXPECT_TRUE(co_await coro::release_if_exists(sem, 1, post));
+    EXPECT_EQ(std::this_thread::get_id(), worker.id());
     try {
       co_await coro::acquire(sem, 0, post);
       ADD_FAILURE() << "no error";

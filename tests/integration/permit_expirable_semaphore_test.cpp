@@ -262,6 +262,49 @@ TEST_F(PermitExpirableSemaphoreTest, TheSettingCallsFutureAndCallbackFormsAgree)
   semaphore.release(id);
 }
 
+// Redisson's getLeaseTime: the time left by the server's clock, none for a
+// permit that never expires, and not_owner for one not held.
+TEST_F(PermitExpirableSemaphoreTest, LeaseTimeIsTheTimeLeftByTheServersClock) {
+  const std::string name = "pes:lease-time";
+  PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore(name);
+  ASSERT_TRUE(semaphore.try_set_permits(3));
+  std::string leased = semaphore.acquire(20s);
+  auto left = semaphore.lease_time(leased);
+  ASSERT_TRUE(left.has_value());
+  EXPECT_GT(*left, 19s);
+  EXPECT_LE(*left, 20s);
+  // Redisson's permit without expiry.
+  const std::string forever = "00112233445566778899aabbccddeeff";
+  probe.command({"ZADD", timeouts(name), "922337203685477", forever});
+  probe.command({"DECR", name});
+  EXPECT_FALSE(semaphore.lease_time(forever).has_value());
+  EXPECT_FALSE(semaphore.lease_time_async(forever).get().has_value());
+  // A watchdog-kept permit shows what its last renewal gave it.
+  std::string kept = semaphore.acquire();
+  std::promise<std::optional<std::chrono::milliseconds>> read;
+  semaphore.lease_time_async(kept,
+                             [&](std::error_code, std::optional<std::chrono::milliseconds> ms) { read.set_value(ms); });
+  auto kept_left = read.get_future().get();
+  ASSERT_TRUE(kept_left.has_value());
+  EXPECT_LE(*kept_left, client.config().lock_watchdog_timeout);
+  // Not held: released, expired, or never taken.
+  semaphore.release(kept);
+  std::string brief = semaphore.acquire(100ms);
+  ASSERT_TRUE(eventually([&] { return score(probe, name, brief) < server_ms(probe); }));
+  for (const std::string& gone : {kept, brief, std::string("ffffffffffffffffffffffffffffffff")}) {
+    try {
+      semaphore.lease_time(gone);
+      ADD_FAILURE() << "a lease time for " << gone;
+    } catch (const Error& error) {
+      EXPECT_EQ(error.code(), errc::not_owner) << error.what();
+      EXPECT_NE(std::string(error.what()).find(name), std::string::npos) << error.what();
+    }
+  }
+  EXPECT_EQ(probe.command({"ZCARD", timeouts(name)}).integer, 2) << "the expired permit was reclaimed";
+  semaphore.release(leased);
+  semaphore.release(forever);
+}
+
 TEST_F(PermitExpirableSemaphoreTest, CancellingAWaitLeavesNothingBehind) {
   const std::string name = "pes:cancel";
   PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore(name);
@@ -295,6 +338,7 @@ TEST_F(PermitExpirableSemaphoreTest, BadInputAndForeignKeysAreRefusedAndChangeNo
   };
   refused(errc::invalid_argument, [&] { semaphore.try_set_permits(0); });
   refused(errc::invalid_argument, [&] { semaphore.set_permits(-1); });
+  refused(errc::invalid_argument, [&] { semaphore.lease_time(""); });
   refused(errc::invalid_argument, [&] { semaphore.acquire(lock_options().with_wait(1s)); });
   refused(errc::invalid_argument, [&] { semaphore.acquire(lock_options().with_lease(-1s)); });
   refused(errc::invalid_argument, [&] { semaphore.release(""); });
@@ -305,6 +349,7 @@ TEST_F(PermitExpirableSemaphoreTest, BadInputAndForeignKeysAreRefusedAndChangeNo
   refused(errc::wrong_type, [&] { semaphore.try_acquire(); });
   refused(errc::wrong_type, [&] { semaphore.available_permits(); });
   refused(errc::wrong_type, [&] { semaphore.try_release("0123"); });
+  refused(errc::wrong_type, [&] { semaphore.lease_time("0123"); });
   probe.command({"DEL", name});
   probe.command({"SET", name, "1"});
   probe.command({"SET", timeouts(name), "not a zset"});

@@ -305,6 +305,7 @@ TEST_F(SemaphoreTest, BadInputIsRefusedAndChangesNothing) {
   refused([&] { semaphore.release(0); });
   refused([&] { semaphore.try_set_permits(0); });
   refused([&] { semaphore.add_permits(-3); });
+  refused([&] { semaphore.release_if_exists(0); });
   refused([&] { semaphore.acquire(1, lock_options().with_wait(1s)); });
   refused([&] { semaphore.try_acquire(1, lock_options().with_lease(1s)); });
   auto future = semaphore.release_async(0);
@@ -344,8 +345,41 @@ TEST_F(SemaphoreTest, AKeyOfAnotherKindIsRefusedAndLeftAsItIs) {
     wrong([&] { semaphore.drain_permits(); });
     wrong([&] { semaphore.try_set_permits(1); });
     wrong([&] { semaphore.add_permits(1); });
+    wrong([&] { semaphore.release_if_exists(1); });
     EXPECT_EQ(probe.command({"DUMP", name}).str, before) << name;
   }
+}
+
+// Redisson's releaseIfExists: a semaphore whose key is missing stays
+// missing (false, nothing published); one that exists gets its permits and
+// its waiters hear the new count.
+TEST_F(SemaphoreTest, ReleaseIfExistsLeavesAMissingSemaphoreMissing) {
+  const std::string name = "sem:if-exists";
+  Semaphore semaphore = client.get_semaphore(name);
+  MessageRecorder listener(server, {channel(name)});
+  EXPECT_FALSE(semaphore.release_if_exists(2));
+  EXPECT_FALSE(semaphore.release_if_exists_async().get());
+  EXPECT_FALSE(probe.exists(name));
+
+  probe.command({"SET", name, "0"});
+  EXPECT_TRUE(semaphore.release_if_exists(2));
+  EXPECT_EQ(probe.get(name), "2");
+  std::promise<bool> released;
+  semaphore.release_if_exists_async(1, [&](std::error_code, bool ok) { released.set_value(ok); });
+  EXPECT_TRUE(released.get_future().get());
+  EXPECT_EQ(probe.get(name), "3");
+  auto messages = listener.wait_for(2, 5s);
+  ASSERT_EQ(messages.size(), 2u) << "a release to a missing semaphore published";
+  EXPECT_EQ(messages[0].payload, "2");
+  EXPECT_EQ(messages[1].payload, "3");
+  // A waiter is woken by it as by release().
+  semaphore.drain_permits();
+  auto waiting = semaphore.acquire_async();
+  ASSERT_TRUE(eventually([&] { return subscribers(probe, channel(name)) == 1; }));
+  EXPECT_TRUE(semaphore.release_if_exists());
+  ASSERT_EQ(waiting.wait_for(2s), std::future_status::ready);
+  waiting.get();
+  EXPECT_EQ(probe.get(name), "0");
 }
 
 TEST_F(SemaphoreTest, RedissonHoldersAndWardenHoldersShareThePermits) {
