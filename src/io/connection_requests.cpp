@@ -44,6 +44,10 @@ void Connection::on_bytes(const char* data, std::size_t size) {
   for (auto& event : events) {
     if (event.what == LinkProtocol::Event::type::reply) {
       // A reply to a command that timed out meanwhile finds no request.
+      auto it = requests_.find(event.id);
+      if (it != requests_.end() && it->second.in_flight) {
+        window_.on(SendWindow::answered{last_reply_, it->second.written, it->second.ahead});
+      }
       complete(event.id, Response{{}, std::move(event.reply)});
     } else if (on_push_) {
       on_push_(event.push);
@@ -54,6 +58,8 @@ void Connection::on_bytes(const char* data, std::size_t size) {
   events.clear();
   if (events.capacity() > kept_events) std::vector<LinkProtocol::Event>().swap(events);
   events_.swap(events);
+  // The answers made room in the window: what waits goes out, in one write.
+  write_queued();
 }
 
 void Connection::setup() {
@@ -136,18 +142,49 @@ void Connection::setup_read(const Response* answer) {
 }
 
 void Connection::write_queued() {
+  auto now = clock::now();
   while (link_.ready() && !queue_.empty()) {
     std::uint64_t id = queue_.front();
-    queue_.pop_front();
     auto it = requests_.find(id);
-    if (it == requests_.end()) continue;  // expired while queued
-    write_request(id, it->second);
+    if (it == requests_.end()) {
+      queue_.pop_front();  // expired while queued
+      continue;
+    }
+    auto todo = window_.on(SendWindow::offered{now, it->second.deadline, protocol_.in_flight()});
+    if (std::holds_alternative<SendWindow::hold>(todo[0])) return;  // the next answer offers it again
+    queue_.pop_front();
+    if (std::holds_alternative<SendWindow::write>(todo[0])) {
+      write_request(id, it->second);
+      continue;
+    }
+    // Its handler may send (queued behind the rest) or close this connection
+    // (the loop condition sees that).
+    complete(id, unsent(it->second));
   }
 }
 
+Response Connection::unsent(const Request& request) const {
+  // Written before and queued again after a drop: that copy's outcome is
+  // unknown, so this is a plain time-out.
+  if (request.resends > 0) return failure(make_error_code(errc::timed_out));
+  Response response = failure(pending_error());
+  response.not_run = true;
+  response.unsent = true;
+  if (response.detail.empty()) {
+    response.detail = fmt::format(
+        "not sent: the server would have answered it in about {} ms ({} commands in flight on this connection, at "
+        "most {}), past its deadline",
+        std::chrono::duration_cast<std::chrono::milliseconds>(window_.expected(protocol_.in_flight())).count(),
+        protocol_.in_flight(), window_.limit());
+  }
+  return response;
+}
+
 void Connection::write_request(std::uint64_t id, Request& request) {
+  request.ahead = protocol_.in_flight();
   protocol_.send_encoded(id, request.command, plain_out_);
   request.in_flight = true;
+  request.written = clock::now();
   // Only an idempotent command is ever written again.
   if (!request.idempotent) std::string().swap(request.command);
   loop_.schedule_flush(this);
@@ -172,7 +209,13 @@ void Connection::send_encoded(std::string command, clock::time_point deadline, b
   request.idempotent = idempotent;
   request.handler = std::move(handler);
   watch_deadline(deadline, id);
-  if (link_.ready() && queue_.empty()) {
+  // Written at once only with nothing queued and room in the window; a
+  // command the window would fail now waits in the queue to be failed there
+  // (at the next answer or its deadline), so that its handler never runs
+  // inside this call.
+  if (link_.ready() && queue_.empty() &&
+      std::holds_alternative<SendWindow::write>(
+          window_.on(SendWindow::offered{clock::now(), deadline, protocol_.in_flight()})[0])) {
     write_request(id, request);
   } else {
     queue_.push_back(id);
@@ -239,7 +282,14 @@ void Connection::expire(std::uint64_t id) {
   auto it = requests_.find(id);
   if (it == requests_.end()) return;
   // A late reply to a command in flight finds no request and is dropped.
-  complete(id, it->second.in_flight ? Response{make_error_code(errc::timed_out), {}} : failure(pending_error()));
+  // It took at least this long: the window hears so, since no answer will
+  // tell it (a server that stopped answering is slow, not fast).
+  if (it->second.in_flight) {
+    window_.on(SendWindow::answered{clock::now(), it->second.written, it->second.ahead});
+    complete(id, Response{make_error_code(errc::timed_out), {}});
+    return;
+  }
+  complete(id, unsent(it->second));
 }
 
 void Connection::complete(std::uint64_t id, Response&& response) {

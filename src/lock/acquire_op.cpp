@@ -196,6 +196,12 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     if (response.error == errc::replica_sync_failed) {
       answer.kind = machine::answer::refused_short;
       answer.delay = sync_miss("not tried: " + response.detail);
+    } else if (response.unsent) {
+      // Never written (the link could not have it answered in time): no
+      // effect, nothing to settle, and not tried again, which would only
+      // add to an overload.
+      answer.kind = machine::answer::failed;
+      answer.error = response.error;
     } else if (response.not_run) {
       answer.kind = machine::answer::not_run;
       answer.error = response.error;
@@ -228,8 +234,13 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   // Asks the server whether the last attempt took effect; `keep`: the caller
   // still wants the lock (keep it if so), else take it back. Runs inside the
   // lane, which the machine leaves once answered.
+  // Settles are background work: they wait their turn in the Client's
+  // SettleQueue (a paced few in flight), and the deadline starts when sent.
   void perform(const machine::settle& step, const Response*) {
-    bool keep = step.keep;
+    client().settles().submit([self = shared_from_this(), keep = step.keep] { self->send_settle(keep); });
+  }
+
+  void send_settle(bool keep) {
     auto& config = client().config();
     auto call = lock_->resolve_call(owner_id_, expected_count_, lease_ms());
     call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_.text()));
@@ -283,6 +294,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
   }
 
   void on_settled(bool keep, Response&& response) {
+    client().settles().answered();
     machine::settled settled{clock::now(), keep};
     auto answer = response.ok() ? lock_->read_settle(response.reply, keep) : std::nullopt;
     if (!answer) {
