@@ -27,6 +27,9 @@ struct options {
   std::optional<std::size_t> waiters;  // --waiters N: N parked waiters
   unsigned periods = 5;                // --periods N: renewal periods held (--scale)
   std::optional<long long> lease_ms;   // --lease MS: Config::lock_watchdog_timeout
+  // --burst N: N lock_async calls at once (issue 29); replaces the scenarios.
+  std::optional<std::size_t> burst;
+  int burst_watch_s = 60;  // --burst-watch SECONDS: the server watched after the burst
 };
 
 // A command line that cannot be understood; what() says why.
