@@ -38,6 +38,9 @@ void Connection::on_bytes(const char* data, std::size_t size) {
     drop(make_error_code(errc::protocol_error), protocol_.error_text());
     return;
   }
+  // The answer before this read's: the server could begin on a command
+  // only once it was written and the one before it was answered.
+  auto previous_answer = last_reply_;
   last_reply_ = clock::now();
   probe_outstanding_ = false;  // any answer shows the server is there
   Socket* socket = socket_;
@@ -46,8 +49,9 @@ void Connection::on_bytes(const char* data, std::size_t size) {
       // A reply to a command that timed out meanwhile finds no request.
       auto it = requests_.find(event.id);
       if (it != requests_.end() && it->second.in_flight) {
-        window_.on(SendWindow::answered{last_reply_, it->second.written, it->second.ahead});
+        window_.on(SendWindow::answered{last_reply_, std::max(it->second.written, previous_answer), it->second.ahead});
       }
+      previous_answer = last_reply_;
       complete(event.id, Response{{}, std::move(event.reply)});
     } else if (on_push_) {
       on_push_(event.push);
@@ -58,8 +62,20 @@ void Connection::on_bytes(const char* data, std::size_t size) {
   events.clear();
   if (events.capacity() > kept_events) std::vector<LinkProtocol::Event>().swap(events);
   events_.swap(events);
-  // The answers made room in the window: what waits goes out, in one write.
-  write_queued();
+  // The answers made room in the window: what waits goes out, in one write,
+  // now (a read may run outside the loop's turn, whose flush would come only
+  // with the next wake-up).
+  if (!queue_.empty()) {
+    write_queued();
+    if (socket_ == socket && !plain_out_.empty()) {
+      loop_.cancel_flush(this);
+      flush_output();
+      // A window's worth rarely fits the socket at once: the rest goes by
+      // libuv, whose write interest reaches epoll only inside a loop turn.
+      // A due-now timer makes sure one comes rather than the next wake-up.
+      if (write_in_progress_) loop_.after(std::chrono::milliseconds{0}, [] {});
+    }
+  }
 }
 
 void Connection::setup() {
@@ -209,13 +225,10 @@ void Connection::send_encoded(std::string command, clock::time_point deadline, b
   request.idempotent = idempotent;
   request.handler = std::move(handler);
   watch_deadline(deadline, id);
-  // Written at once only with nothing queued and room in the window; a
-  // command the window would fail now waits in the queue to be failed there
-  // (at the next answer or its deadline), so that its handler never runs
-  // inside this call.
-  if (link_.ready() && queue_.empty() &&
-      std::holds_alternative<SendWindow::write>(
-          window_.on(SendWindow::offered{clock::now(), deadline, protocol_.in_flight()})[0])) {
+  // Written at once with nothing queued and room in the window: the link is
+  // not saturated, so there is nothing to judge (and its handler never runs
+  // inside this call). Otherwise it waits its turn in the queue.
+  if (link_.ready() && queue_.empty() && (window_.limit() == 0 || protocol_.in_flight() < window_.limit())) {
     write_request(id, request);
   } else {
     queue_.push_back(id);
@@ -282,10 +295,8 @@ void Connection::expire(std::uint64_t id) {
   auto it = requests_.find(id);
   if (it == requests_.end()) return;
   // A late reply to a command in flight finds no request and is dropped.
-  // It took at least this long: the window hears so, since no answer will
-  // tell it (a server that stopped answering is slow, not fast).
+  // It still holds its place in the window until then: the server has it.
   if (it->second.in_flight) {
-    window_.on(SendWindow::answered{clock::now(), it->second.written, it->second.ahead});
     complete(id, Response{make_error_code(errc::timed_out), {}});
     return;
   }

@@ -27,7 +27,9 @@ class SendWindow {
   explicit SendWindow(std::size_t limit) : limit_(limit) {}
 
   // ---- events ----
-  // The command at the head of the queue could be written now. `in_flight`:
+  // The command at the head of the queue could be written now (a command
+  // made with nothing queued and room in the window is written without
+  // asking). `in_flight`:
   // commands written on the link and not answered yet (those whose deadline
   // passed included: the server still has them to run).
   struct offered {
@@ -35,12 +37,15 @@ class SendWindow {
     clock::time_point deadline;
     std::size_t in_flight = 0;
   };
-  // A written command was answered, or its deadline passed unanswered (it
-  // took at least that long): how long it spent in flight, and how many
-  // commands were in flight ahead of it when it was written.
+  // A written command was answered. `begun`: when the server could begin on
+  // it — its write, or the previous answer on the link if that came later
+  // (the driver's max of the two); `ahead`: commands in flight ahead of it
+  // when it was written. Only answers that queued behind others teach the
+  // pace: their mean time from `begun` is the server's (and the reader's)
+  // time per command, which a round trip does not inflate.
   struct answered {
     clock::time_point now;
-    clock::time_point written;
+    clock::time_point begun;
     std::size_t ahead = 0;
   };
   // The link dropped: what comes next goes to a new connection, whose pace
@@ -61,14 +66,12 @@ class SendWindow {
 
   actions on(const event& e);
 
-  // How long a command written now, behind `in_flight` others, is expected
-  // to wait for its answer: a round trip, plus the server's time for each
-  // command ahead of it (pipelined, the round trips overlap; the server's
-  // work does not).
+  // How long a command written now behind `in_flight` others waits for the
+  // server's work on them (a round trip is not counted: pipelined, round
+  // trips overlap).
   std::chrono::microseconds expected(std::size_t in_flight) const {
-    return round_trip_ + per_command_ * static_cast<long long>(in_flight);
+    return per_command_ * static_cast<long long>(in_flight);
   }
-  std::chrono::microseconds round_trip() const { return round_trip_; }
   std::chrono::microseconds per_command() const { return per_command_; }
   std::size_t limit() const { return limit_; }
 
@@ -78,12 +81,9 @@ class SendWindow {
   actions handle(const link_reset& e);
 
   std::size_t limit_;
-  // Both estimates rise half way towards a slower sample at once and fall an
-  // eighth of the way towards a faster one: a queue building up is seen
-  // within a few answers, and one quick answer amid slow ones does not let a
-  // whole window of doomed commands out.
-  std::chrono::microseconds round_trip_{0};   // from answers with nothing ahead
-  std::chrono::microseconds per_command_{0};  // from answers with commands ahead
+  // The mean of the samples (a read of k answers gives one interval and
+  // k - 1 zeros), an exponential average over about 32 answers.
+  std::chrono::microseconds per_command_{0};
 };
 
 }  // namespace warden::detail

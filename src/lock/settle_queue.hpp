@@ -27,8 +27,8 @@ class SettleQueue {
 
   SettlePacer pacer_;
   std::deque<std::function<void()>> waiting_;
-  std::size_t due_ = 0;      // sends the pacer asked for, not yet made
-  bool sending_ = false;     // inside perform(): a send answered at once only counts
+  std::size_t due_ = 0;   // sends the pacer asked for, not yet made
+  bool sending_ = false;  // inside perform(): a send answered at once only counts
 };
 
 }  // namespace warden::detail
