@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -73,11 +74,12 @@ int run_burst_mode(const options& opts) {
   const auto lease = std::chrono::milliseconds(opts.lease_ms.value_or(30'000));
   const std::string prefix = fmt::format("warden-bench:{}.{:x}:burst:", ::getpid(), now_ns() & 0xffffff);
 
-  fmt::print("burst: {} lock_async calls at once on free locks, lease {} ms, one Client ({})\n", burst,
-             lease.count(), target.description);
+  fmt::print("burst: {} lock_async calls at once on free locks, lease {} ms, one Client ({})\n", burst, lease.count(),
+             target.description);
   fmt::print("  command_timeout {} ms\n", target.client.command_timeout.count());
   std::fflush(stdout);
 
+  if (std::getenv("BURST_SYNC_OFF")) target.client.replica_sync.mode = warden::replica_sync_mode::off;
   server_stats stats(target.home);
   auto client = std::make_unique<warden::Client>(target.client);
   // Connected and the scripts loaded before the clock starts.
@@ -91,24 +93,25 @@ int run_burst_mode(const options& opts) {
   const auto started = steady::now();
   for (std::size_t i = 0; i < burst; ++i) {
     client->get_lock(prefix + std::to_string(i))
-        .lock_async(warden::new_owner_id(), warden::lock_options().with_lease(lease), [&seen, burst, started](std::error_code error) {
-          auto now = steady::now();
-          std::lock_guard<std::mutex> guard(seen.mutex);
-          count_in(error ? seen.failed_per_s : seen.acquired_per_s, seconds_between(started, now));
-          if (!error) {
-            ++seen.acquired;
-            seen.last_success = now;
-          } else {
-            if (error == warden::errc::timed_out) {
-              ++seen.timed_out;
-            } else if (seen.other++ == 0) {
-              seen.first_other = error.message();
-            }
-            if (seen.first_failure == steady::time_point::max()) seen.first_failure = now;
-            seen.last_failure = now;
-          }
-          if (++seen.done == burst) seen.all_done.notify_all();
-        });
+        .lock_async(warden::new_owner_id(), warden::lock_options().with_lease(lease),
+                    [&seen, burst, started](std::error_code error) {
+                      auto now = steady::now();
+                      std::lock_guard<std::mutex> guard(seen.mutex);
+                      count_in(error ? seen.failed_per_s : seen.acquired_per_s, seconds_between(started, now));
+                      if (!error) {
+                        ++seen.acquired;
+                        seen.last_success = now;
+                      } else {
+                        if (error == warden::errc::timed_out) {
+                          ++seen.timed_out;
+                        } else if (seen.other++ == 0) {
+                          seen.first_other = error.message();
+                        }
+                        if (seen.first_failure == steady::time_point::max()) seen.first_failure = now;
+                        seen.last_failure = now;
+                      }
+                      if (++seen.done == burst) seen.all_done.notify_all();
+                    });
   }
   const auto issued = steady::now();
   {
@@ -135,8 +138,7 @@ int run_burst_mode(const options& opts) {
     fmt::print("  failed per second:   {}\n", per_second(seen.failed_per_s, seconds));
   }
   fmt::print("  scripts at the server by then: {} ({:.2f} per call); server CPU {:.2f} s; client CPU {:.2f} s\n",
-             scripts_by_end, static_cast<double>(scripts_by_end) / static_cast<double>(burst), server_cpu,
-             client_cpu);
+             scripts_by_end, static_cast<double>(scripts_by_end) / static_cast<double>(burst), server_cpu, client_cpu);
   std::fflush(stdout);
 
   // The minute after: every call has its answer, so what the server still
