@@ -81,8 +81,8 @@ TEST(Overload, ABurstBeyondTheDeadlineFailsUnsentWhileTheFirstSucceed) {
     second_half.reserve(burst / 2);
     std::thread other([&] {
       for (std::size_t i = burst / 2; i < burst; ++i) {
-        second_half.push_back(
-            client.get_lock("overload-" + std::to_string(i)).lock_async(new_owner_id(), lock_options().with_lease(30s)));
+        second_half.push_back(client.get_lock("overload-" + std::to_string(i))
+                                  .lock_async(new_owner_id(), lock_options().with_lease(30s)));
       }
     });
     for (std::size_t i = 0; i < burst / 2; ++i) {
@@ -158,7 +158,8 @@ TEST(Overload, QueuedReleasesAreSentAndAnswered) {
   std::vector<std::future<void>> released;
   {
     Slowed slowed(server);
-    for (std::size_t i = 0; i < holds; ++i) released.push_back(client.get_lock("release-" + std::to_string(i)).unlock_async(owner));
+    for (std::size_t i = 0; i < holds; ++i)
+      released.push_back(client.get_lock("release-" + std::to_string(i)).unlock_async(owner));
     std::size_t failed = 0;
     for (auto& call : released) {
       try {
