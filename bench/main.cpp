@@ -25,6 +25,7 @@
 #include "lock/keys.hpp"
 #include "lock_kinds.hpp"
 #include "options.hpp"
+#include "peer_run.hpp"
 #include "records.hpp"
 #include "redis_bound.hpp"
 #include "redis_sync.hpp"
@@ -344,6 +345,25 @@ int run(const options& opts) {
     fmt::print(stderr, "running {} ({}) for {:g} s...\n", spec.name, spec.description, opts.duration_s);
     report.results.push_back(run_scenario(client, spec, settings));
   }
+  // --peer: the same S1/S2/S3 with redis-semaphore's Mutex, on the same
+  // server, read by the same probes.
+  peer_outcome peer;
+  if (opts.peer_dir) {
+    if (target.is_cluster()) {
+      peer.skipped = "the peer run is for one server (redis-semaphore's Mutex is not cluster-aware here)";
+    } else {
+      peer_settings ps{*opts.peer_dir, target.home, opts.duration_s, key_prefix, server_cpu, settings.server_commands};
+      std::vector<peer_scenario> wanted;
+      for (const auto& spec : specs) {
+        if (spec.name == "S1" || spec.name == "S2" || spec.name == "S3") {
+          wanted.push_back({spec.name, spec.threads, spec.locks});
+        }
+      }
+      peer = run_peer(ps, wanted);
+    }
+    if (!peer.ran) fmt::print(stderr, "warden-bench: the peer run was skipped: {}\n", peer.skipped);
+    for (const auto& r : peer.results) failed = failed || r.overlaps != 0;
+  }
   // S1 and S3 again through coroutines on one io_context (<warden/asio.hpp>),
   // beside their blocking figures: pairs/s and client CPU per pair.
   for (const auto& blocking : report.results) {
@@ -445,6 +465,7 @@ int run(const options& opts) {
   }
 
   print_report(stdout, report);
+  if (opts.peer_dir) print_peer_report(stdout, peer, report.results);
   return failed ? 1 : 0;
 }
 

@@ -88,6 +88,10 @@ options parse_options(int argc, char** argv) {
       opts.scale = static_cast<std::size_t>(parse_count(value(), "--scale", 1, 10'000'000));
     } else if (arg == "--waiters") {
       opts.waiters = static_cast<std::size_t>(parse_count(value(), "--waiters", 1, 1'000'000));
+    } else if (arg == "--batch") {
+      opts.batch = static_cast<int>(parse_count(value(), "--batch", 1, 10'000));
+    } else if (arg == "--in-flight") {
+      opts.in_flight = static_cast<std::size_t>(parse_count(value(), "--in-flight", 1, 1'000'000));
     } else if (arg == "--periods") {
       opts.periods = static_cast<unsigned>(parse_count(value(), "--periods", 1, 1'000));
     } else if (arg == "--lease") {
@@ -98,6 +102,8 @@ options parse_options(int argc, char** argv) {
       opts.burst = static_cast<std::size_t>(parse_count(value(), "--burst", 1, 10'000'000));
     } else if (arg == "--burst-watch") {
       opts.burst_watch_s = static_cast<int>(parse_count(value(), "--burst-watch", 0, 3'600));
+    } else if (arg == "--peer") {
+      opts.peer_dir = value();
     } else if (arg == "--cluster") {
       no_value();
       opts.cluster = true;
@@ -127,6 +133,9 @@ options parse_options(int argc, char** argv) {
   if (opts.replica && (scale_mode || opts.cluster || opts.url)) {
     throw usage_error(
         "--replica starts a throw-away server and its replica itself: no --url, --cluster, --scale or --waiters");
+  }
+  if (opts.peer_dir && (scale_mode || opts.replica)) {
+    throw usage_error("--peer belongs to the scenarios, not to --scale/--waiters or --replica");
   }
   if (opts.replica && (opts.records_path || opts.fair || opts.spin)) {
     throw usage_error("--records, --fair and --spin belong to the scenarios, not to --replica");
@@ -212,6 +221,16 @@ Options:
                       default back-off, nothing is published), and compare
                       its takeover wait and commands per acquisition with
                       S2's pub/sub Lock
+  --peer DIR          also run S1, S2 and S3 (those selected) with another
+                      library on the same server, after warden's: Node's
+                      redis-semaphore Mutex over ioredis, installed with
+                      `npm install --prefix DIR redis-semaphore ioredis`
+                      (bench/peer/redis_semaphore_peer.js; Debian's nodejs).
+                      Reports its pairs/s, client and server CPU and
+                      commands per pair beside warden's, and the targets
+                      S3 pairs/s ≥ the peer's and S3 server CPU per pair
+                      ≤ 1.1 × the peer's. Without node or the packages the
+                      bench says so and skips it. One server only
   --help              this text
 
 Cluster (--cluster or a redis+cluster:// URL): every scenario runs, all
@@ -254,7 +273,7 @@ server, --url or a throw-away one):
                           for 3 s: pair latency p50/p99/p99.9/max, and the
                           process CPU it costs;
                       (b) acquire: H distinct names, lock_async with a
-                          completion, at most 1,000 outstanding, one owner
+                          completion, at most 1,000 outstanding (--in-flight), one owner
                           (new_owner_id()) for all: time and rate;
                       (c) hold for --periods renewal periods with the probe
                           running. Windows of one period are cut in the
@@ -283,6 +302,10 @@ server, --url or a throw-away one):
                           handle, waiting 2 s and taking another lock 300
                           times (leftover per name).
   --periods N         renewal periods held in (c) (default 5)
+  --in-flight N       --scale: lock_async / unlock_async calls outstanding at
+                      most in (b) and in the release (default 1,000)
+  --batch N           --scale: Config::lock_watchdog_batch_size, holds per
+                      renewal script (default the Config's, 100)
   --lease MS          Config::lock_watchdog_timeout of the Clients of these
                       modes (default 3000 for --scale, 30000 for --waiters)
   --waiters N         a holder Client takes N locks (watchdog mode, one

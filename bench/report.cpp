@@ -246,12 +246,20 @@ void print_targets(std::FILE* out, const report_input& in) {
   const loop_result* loop = usable(in.loop);
   const loop_result* loop_paced = usable(in.loop_paced);
 
-  // Throughput and client CPU per pair against the plain-hiredis loop.
+  // On a cluster the loop ran on master 0 alone, where S1's and P1's lock
+  // lives: say so in each row that compares with it.
+  const std::string loop_on = in.cluster ? fmt::format(" (on master 0 alone, {})", in.loop_where) : std::string();
+  // Throughput and client CPU per pair against the plain-hiredis loop, and
+  // the thread wake-ups per pair beside the loop's (no target: it explains
+  // the CPU).
   // min_share 0: no throughput target (a paced run's rate is its clock's).
   auto against_loop = [&](const scenario_result& r, const loop_result* l, const std::string& what,
-                          const char* yardstick, double min_share, double max_cpu, const std::string& suffix) {
+                          const std::string& yardstick_text, double min_share, double max_cpu,
+                          const std::string& suffix) {
+    const std::string yardstick = yardstick_text + loop_on;
     if (min_share > 0) {
-      const std::string target = fmt::format("{} pairs/s ≥ {:g} × plain-hiredis loop pairs/s", what, min_share);
+      const std::string target =
+          fmt::format("{} pairs/s ≥ {:g} × plain-hiredis loop{} pairs/s", what, min_share, loop_on);
       if (l) {
         target_row(out, target,
                    quotient(format_rate(r.pairs_per_s), format_rate(l->pairs_per_s), r.pairs_per_s, l->pairs_per_s),
@@ -268,6 +276,14 @@ void print_targets(std::FILE* out, const report_input& in) {
                  mine <= max_cpu * theirs);
     } else {
       target_row(out, target, fmt::format("{} ÷ {}", format_cpu(mine), format_cpu(theirs)) + suffix, std::nullopt);
+    }
+    if (min_share == 0 || r.spec.threads == 1) {
+      target_row(
+          out,
+          fmt::format("{} voluntary / involuntary context switches per pair (beside {}; no target)", what, yardstick),
+          fmt::format("{} ({})", switches_per_pair(r.client_switches, r.pairs_in_window),
+                      l ? switches_per_pair(l->client_switches, l->pairs) : std::string("n/a")),
+          std::nullopt);
     }
   };
   if (const auto* s1 = find(in, "S1")) {

@@ -25,7 +25,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::size_t max_outstanding = 1'000;
 constexpr std::chrono::milliseconds probe_pace = 2ms;
 constexpr std::chrono::seconds baseline_length = 3s;
 constexpr std::size_t pttl_keys = 200;
@@ -112,10 +111,10 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
   r.periods = settings.periods;
   r.lease = settings.lease;
   r.period = settings.lease / 3;
-  // Holds per renewal script: the Client's own setting (default 100).
-  const auto renewal_batch = static_cast<std::size_t>(client_config.lock_watchdog_batch_size);
+  // Holds per renewal script: the Client's own setting (default 100), or --batch.
+  const auto renewal_batch = static_cast<std::size_t>(settings.batch.value_or(client_config.lock_watchdog_batch_size));
   r.batch = renewal_batch;
-  r.max_outstanding = max_outstanding;
+  r.max_outstanding = settings.in_flight;
   r.owner_note = "one owner (a single new_owner_id()) holds every lock";
   const std::size_t h = settings.holds;
   const std::int64_t period_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(r.period).count();
@@ -129,6 +128,7 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
   auto watch = std::make_shared<client_watch>(2 * batches_per_period * (settings.periods + 120) + 100'000);
   warden::Config config = client_config;
   config.lock_watchdog_timeout = settings.lease;
+  config.lock_watchdog_batch_size = static_cast<int>(renewal_batch);
   watch->install(config);
   warden::Client client{config};
 
@@ -175,9 +175,9 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
   std::vector<warden::Lock> handles;
   handles.reserve(h);
   const warden::thread_id owner = warden::new_owner_id();
-  fmt::print(stderr, "scale: acquiring {} locks (up to {} at once)...\n", h, max_outstanding);
+  fmt::print(stderr, "scale: acquiring {} locks (up to {} at once)...\n", h, settings.in_flight);
   {
-    async_gate gate(max_outstanding);
+    async_gate gate(settings.in_flight);
     error_tally errors;
     const std::int64_t t0 = now_ns();
     for (std::size_t i = 0; i < h; ++i) {
@@ -193,6 +193,7 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
       throw std::runtime_error("scale: acquires still outstanding after 10 min");
     r.acquire_s = seconds_between(t0, now_ns());
     r.acquire_errors = errors.count();
+    r.acquire_timed_out = errors.timed_out();
     r.first_acquire_error = errors.first();
   }
   // Over a whole period, so one reading falls between renewal batches.
@@ -233,12 +234,17 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
   r.held_end = settled_memory(3, r.period / 3);
 
   r.hold_s = seconds_between(edges.front(), edges.back());
-  const auto events = watch->renewals();
-  for (unsigned k = 0; k < settings.periods; ++k) {
-    period_figures w = window_figures(events, probe.samples(), edges[k], edges[k + 1]);
-    w.scripts = scripts_at[k + 1] - scripts_at[k];
-    w.renewal_scripts = static_cast<double>(w.scripts) - static_cast<double>(w.probe_pairs) * r.scripts_per_probe_pair;
-    r.windows.push_back(w);
+  {
+    // A copy of the log, gone before the heap is read after the release
+    // (else it would count as kept per name).
+    const auto events = watch->renewals();
+    for (unsigned k = 0; k < settings.periods; ++k) {
+      period_figures w = window_figures(events, probe.samples(), edges[k], edges[k + 1]);
+      w.scripts = scripts_at[k + 1] - scripts_at[k];
+      w.renewal_scripts =
+          static_cast<double>(w.scripts) - static_cast<double>(w.probe_pairs) * r.scripts_per_probe_pair;
+      r.windows.push_back(w);
+    }
   }
   r.hold_probe = summarize_latency(probe_latencies(probe.samples(), edges.front(), edges.back()));
   r.probe_errors = probe.errors();
@@ -279,8 +285,9 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
   // Release everything, drop the handles, let the client's bookkeeping go.
   fmt::print(stderr, "scale: releasing {} locks...\n", h);
   {
-    async_gate gate(max_outstanding);
+    async_gate gate(settings.in_flight);
     error_tally errors;
+    const double cpu0 = process_cpu_s();
     const std::int64_t t0 = now_ns();
     for (auto& lock : handles) {
       gate.enter();
@@ -292,7 +299,10 @@ scale_result run_scale(const warden::Config& client_config, const warden::Config
     if (!gate.drain(std::chrono::minutes(10)))
       throw std::runtime_error("scale: releases still outstanding after 10 min");
     r.release_s = seconds_between(t0, now_ns());
+    const double cpu1 = process_cpu_s();
+    if (cpu0 >= 0 && cpu1 >= 0) r.release_cpu_s = cpu1 - cpu0;
     r.release_errors = errors.count();
+    r.release_timed_out = errors.timed_out();
     r.first_release_error = errors.first();
   }
   handles.clear();

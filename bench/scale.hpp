@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ namespace warden_bench {
 struct scale_settings {
   std::size_t holds = 0;
   unsigned periods = 5;
+  std::size_t in_flight = 1'000;           // lock_async / unlock_async outstanding at most
+  std::optional<int> batch;                // Config::lock_watchdog_batch_size; unset: the Config's
   std::chrono::milliseconds lease{3'000};  // Config::lock_watchdog_timeout; renewal period lease / 3
   std::string key_prefix;
 };

@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include <warden/config.hpp>
+#include <warden/error.hpp>
 
 #include "redis_sync.hpp"
 
@@ -86,16 +87,22 @@ class async_gate {
   const std::size_t limit_;
 };
 
-// Errors of many calls: how many, and the first one's words.
+// Errors of many calls: how many, how many of them timed out, and the first
+// one's words.
 class error_tally {
  public:
   void add(std::error_code error, const std::string& lock_name) {
     std::lock_guard<std::mutex> guard(mutex_);
     if (count_++ == 0) first_ = lock_name + ": " + error.message();
+    if (error == warden::errc::timed_out) ++timed_out_;
   }
   std::uint64_t count() const {
     std::lock_guard<std::mutex> guard(mutex_);
     return count_;
+  }
+  std::uint64_t timed_out() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return timed_out_;
   }
   std::string first() const {
     std::lock_guard<std::mutex> guard(mutex_);
@@ -104,12 +111,14 @@ class error_tally {
   void reset() {
     std::lock_guard<std::mutex> guard(mutex_);
     count_ = 0;
+    timed_out_ = 0;
     first_.clear();
   }
 
  private:
   mutable std::mutex mutex_;
   std::uint64_t count_ = 0;
+  std::uint64_t timed_out_ = 0;
   std::string first_;
 };
 

@@ -28,6 +28,8 @@ int run_scale_modes(const options& opts) {
     scale_settings settings;
     settings.holds = *opts.scale;
     settings.periods = opts.periods;
+    settings.in_flight = opts.in_flight;
+    settings.batch = opts.batch;
     if (opts.lease_ms) settings.lease = std::chrono::milliseconds(*opts.lease_ms);
     settings.key_prefix = key_prefix;
     scale = run_scale(target.client, target.home, settings, report.notes);

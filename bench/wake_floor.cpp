@@ -71,11 +71,13 @@ std::vector<std::string> release(const warden::Config& config, const lock_args& 
           lock.name,
           lock.channel,
           keys::unlock_latch(lock.name, fmt::format("{:032x}", request)),
-          "0",
+          // The library's order (lua/lock_release.lua): lease kept, owner,
+          // publish command, message, latch TTL.
           std::to_string(config.lock_watchdog_timeout.count()),
           owner,
-          std::to_string((config.command_timeout * (config.retry_attempts + 2)).count()),
-          publish_command};
+          publish_command,
+          "0",
+          std::to_string((config.command_timeout * (config.retry_attempts + 2)).count())};
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
---@prelude cancel_check key_guard
+--@prelude cancel_check key_guard acquire_check
 -- Acquire (or re-enter) a fair lock; if it cannot be taken, join its queue
 -- or, already queued, refresh this waiter's deadline.
 -- KEYS[1]  lock name: a hash of owner -> hold count (as a plain lock)
@@ -39,13 +39,16 @@
 -- up the queue at most W after its last attempt, plus W for each gone waiter
 -- dropped ahead of it. Scores are read against the server's clock (TIME), the
 -- one clock every client shares.
-local refusal = cancel_refusal(KEYS[5])
+local refusal, fields = acquire_refusal(KEYS[1], KEYS[5], 'lock')
 if refusal then
   return refusal
 end
-refusal = key_refusal(KEYS[1], 'lock')
-if refusal then
-  return refusal
+-- The guard read every field: whether this owner holds the lock already.
+local mine = false
+for i = 1, fields and #fields or 0, 2 do
+  if fields[i] == ARGV[2] then
+    mine = true
+  end
 end
 for _, aux in ipairs({{KEYS[3], 'list'}, {KEYS[4], 'zset'}}) do
   local aux_type = redis.call('type', aux[1])['ok']
@@ -53,7 +56,7 @@ for _, aux in ipairs({{KEYS[3], 'list'}, {KEYS[4], 'zset'}}) do
     return redis.error_reply('WARDEN_WRONG_TYPE ' .. aux[1] .. ' is a ' .. aux_type .. ', not a fair lock\'s ' .. aux[2])
   end
 end
-if ARGV[7] == '0' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+if ARGV[7] == '0' and mine then
   return redis.error_reply('WARDEN_WOULD_DEADLOCK owner ' .. ARGV[2] ..
     ' already holds this non-re-entrant lock; asking again would wait for itself for ever')
 end
@@ -90,7 +93,8 @@ while true do
   dropped = true
 end
 
-local free = redis.call('exists', KEYS[1]) == 0
+-- Nothing above wrote the lock's hash: the guard's reading of it stands.
+local free = fields == nil
 local head = redis.call('lindex', KEYS[3], 0)
 if free and (head == false or head == me) then
   if head == me then
@@ -102,7 +106,7 @@ if free and (head == false or head == me) then
   redis.call('pexpire', KEYS[1], ARGV[1])
   return nil
 end
-if redis.call('hexists', KEYS[1], me) == 1 then
+if mine then
   redis.call('hincrby', KEYS[1], me, 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
   return nil

@@ -18,9 +18,17 @@
 -- or 1 (released).
 -- Gone waiters are dropped from the head first, as in fair_acquire.lua (see
 -- there for what the deadlines mean), so that the wake-up reaches a live one.
-local seen = redis.call('get', KEYS[5])
-if seen ~= false then
-  return tonumber(seen)
+-- Calls, nobody queued: five when it releases (HGET, TIME, LINDEX, SET of the
+-- latch, DEL), six when it decrements (HINCRBY and PEXPIRE for the DEL); a
+-- queued head adds its ZSCORE and the PUBLISH that wakes it.
+local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
+if count == nil then
+  -- A copy run after its first answer finds the hold gone: the latch says
+  -- what that first answer was.
+  local seen = redis.call('get', KEYS[5])
+  if seen ~= false then
+    return tonumber(seen)
+  end
 end
 if redis.replicate_commands ~= nil then
   redis.replicate_commands()  -- Redis < 5: TIME before writes needs effects replication
@@ -31,8 +39,8 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 -- Which waiters are gone, read before anything is written. Dropping a gone
 -- head leaves the others' deadlines as they are (see fair_acquire.lua), so
 -- each is gone once its own score has passed. The PUBLISH that wakes the new
--- head goes out before the first write: refused (an ACL), it leaves every key
--- as it was.
+-- head goes out before any write but the latch, which a refused PUBLISH (an
+-- ACL) takes back: it leaves every key as it was.
 local gone = 0
 local head = false
 while true do
@@ -53,6 +61,19 @@ local function wake_head()
   end
 end
 
+-- The same under pcall, after the latch is written: refused, it takes the
+-- latch back and answers the refusal, so everything is as it was.
+local function wake_head_or_undo()
+  if head ~= false then
+    local published = redis.pcall(ARGV[3], KEYS[2] .. ':' .. head, ARGV[4])
+    if type(published) == 'table' and published.err ~= nil then
+      redis.call('del', KEYS[5])
+      return published
+    end
+  end
+  return nil
+end
+
 local function drop_gone()
   for _ = 1, gone do
     local dropped = redis.call('lpop', KEYS[3])
@@ -60,26 +81,31 @@ local function drop_gone()
   end
 end
 
-if redis.call('exists', KEYS[1]) == 0 then
-  -- Gone already (the caller's lease ran out): nobody was told it is free.
-  wake_head()
-  drop_gone()
-  return not_held(KEYS[5], ARGV[5], ARGV[6])
-end
-local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if count == nil then
+  if redis.call('exists', KEYS[1]) == 0 then
+    -- Gone already (the caller's lease ran out): nobody was told it is free.
+    wake_head()
+  end
   drop_gone()
   return not_held(KEYS[5], ARGV[5], ARGV[6])
 end
-if count > 1 then
+-- The latch is written first, only if it is not there (NX): there, it holds
+-- the answer of a copy of this release that ran before, and this copy repeats
+-- it and changes nothing (the hold it found is the owner's next one).
+local answer = count > 1 and 0 or 1
+if not redis.call('set', KEYS[5], answer, 'nx', 'px', ARGV[5]) then
+  return tonumber(redis.call('get', KEYS[5]))
+end
+if answer == 0 then
   drop_gone()
   redis.call('hincrby', KEYS[1], ARGV[2], -1)
   redis.call('pexpire', KEYS[1], ARGV[1])
-  redis.call('set', KEYS[5], 0, 'px', ARGV[5])
   return 0
 end
-wake_head()
+local refused = wake_head_or_undo()
+if refused then
+  return refused
+end
 drop_gone()
 redis.call('del', KEYS[1])
-redis.call('set', KEYS[5], 1, 'px', ARGV[5])
 return 1

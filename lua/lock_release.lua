@@ -16,25 +16,39 @@
 --          answer then leaves no latch (lua/prelude/release_latch.lua)
 -- Returns nil (caller is not the owner), 0 (still held, count decremented)
 -- or 1 (released).
-local seen = redis.call('get', KEYS[3])
-if seen ~= false then
-  return tonumber(seen)
-end
+-- Calls: four when it releases or decrements (HGET, SET of the latch, then
+-- HINCRBY and PEXPIRE, or PUBLISH and DEL); three for "not held" (HGET, GET
+-- and SET of the latch).
 local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
 if count == nil then
+  -- A copy run after its first answer finds the hold gone: the latch says
+  -- what that first answer was.
+  local seen = redis.call('get', KEYS[3])
+  if seen ~= false then
+    return tonumber(seen)
+  end
   return not_held(KEYS[3], ARGV[5], ARGV[6])
 end
-if count > 1 then
+local answer = count > 1 and 0 or 1
+-- The latch is written first, only if it is not there (NX): there, it holds
+-- the answer of a copy of this release that ran before, and this copy repeats
+-- it and changes nothing (the hold it found is the owner's next one).
+if not redis.call('set', KEYS[3], answer, 'nx', 'px', ARGV[5]) then
+  return tonumber(redis.call('get', KEYS[3]))
+end
+if answer == 0 then
   redis.call('hincrby', KEYS[1], ARGV[2], -1)
   redis.call('pexpire', KEYS[1], ARGV[1])
-  redis.call('set', KEYS[3], 0, 'px', ARGV[5])
   return 0
 end
--- PUBLISH before the first write: refused (an ACL), it leaves the hold as it
--- was rather than freed with nobody woken.
+-- PUBLISH before the lock goes: refused (an ACL), it leaves the hold as it
+-- was, and no latch, rather than freed with nobody woken.
 if ARGV[4] ~= '' then
-  redis.call(ARGV[3], KEYS[2], ARGV[4])
+  local published = redis.pcall(ARGV[3], KEYS[2], ARGV[4])
+  if type(published) == 'table' and published.err ~= nil then
+    redis.call('del', KEYS[3])
+    return published
+  end
 end
 redis.call('del', KEYS[1])
-redis.call('set', KEYS[3], 1, 'px', ARGV[5])
 return 1

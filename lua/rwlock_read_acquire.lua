@@ -1,4 +1,4 @@
---@prelude cancel_check key_guard
+--@prelude cancel_check key_guard acquire_check
 -- Take (or re-enter) the read lock of a read-write lock.
 -- KEYS[1]  lock name: a hash with field "mode" ("read"/"write"), readers
 --          "<owner>" -> hold count and the writer "<owner>:write" -> hold count
@@ -13,17 +13,22 @@
 -- ms: how long the caller may have to wait.
 -- Readers share; a write lock excludes other owners' readers but lets its own
 -- holder read too (the first step of a downgrade).
-local refusal = cancel_refusal(KEYS[3])
+-- Calls: a free lock six (EXISTS, HSET, HINCRBY, SET, PTTL, PEXPIRE), a
+-- read-held one six (EXISTS, HGETALL, HINCRBY, SET, PTTL, PEXPIRE), a
+-- write-held one three (EXISTS, HGETALL, PTTL).
+local refusal, fields, mode = acquire_refusal(KEYS[1], KEYS[3], 'rwlock')
 if refusal then
   return refusal
 end
-refusal = key_refusal(KEYS[1], 'rwlock')
-if refusal then
-  return refusal
+-- The guard read every field: whether this owner holds the write lock.
+local writes = false
+for i = 1, fields and #fields or 0, 2 do
+  if fields[i] == ARGV[3] then
+    writes = true
+  end
 end
-local mode = redis.call('hget', KEYS[1], 'mode')
-if mode == false or mode == 'read' or (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[3]) == 1) then
-  if mode == false then
+if fields == nil or mode == 'read' or (mode == 'write' and writes) then
+  if fields == nil then
     redis.call('hset', KEYS[1], 'mode', 'read')
   end
   local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)

@@ -1,4 +1,4 @@
---@prelude release_latch
+--@prelude release_latch rwlock_hold
 -- Release one read hold of a read-write lock, idempotently.
 -- KEYS[1]  lock name
 -- KEYS[2]  channel redisson_rwlock:{NAME}, told "0" when the lock is freed
@@ -20,25 +20,33 @@
 -- The hash's TTL becomes the longest TTL of the read holds that remain (never
 -- shorter than a write hold's, in write mode); with no read hold left alive
 -- in read mode the lock is deleted and one waiting writer woken.
-local seen = redis.call('get', KEYS[4])
-if seen ~= false then
-  return tonumber(seen)
-end
-local mode = redis.call('hget', KEYS[1], 'mode')
-if mode == false then
-  return not_held(KEYS[4], ARGV[5], ARGV[7])
-end
-local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
-if count == nil then
+-- Calls: one HGETALL reads the mode, the reader's count and the other holds
+-- at once; then the SET of the latch, a PTTL per other read hold, and the
+-- writes (the last reader's: PUBLISH, HDEL, DEL of its hold key, DEL).
+local fields = redis.call('hgetall', KEYS[1])
+local mode, count = mode_and_count(fields, ARGV[2])
+if mode == false or count == nil then
+  -- A copy run after its first answer finds the hold gone: the latch says
+  -- what that first answer was.
+  local seen = redis.call('get', KEYS[4])
+  if seen ~= false then
+    return tonumber(seen)
+  end
   return not_held(KEYS[4], ARGV[5], ARGV[7])
 end
 local left = count - 1
 local result = left > 0 and 0 or 1
+-- The latch is written first, only if it is not there (NX): there, it holds
+-- the answer of a copy of this release that ran before, and this copy repeats
+-- it and changes nothing (the hold it found is the owner's next one).
+if not redis.call('set', KEYS[4], result, 'nx', 'px', ARGV[5]) then
+  return tonumber(redis.call('get', KEYS[4]))
+end
 
 -- The longest TTL among the read holds that remain, of any reader (this
--- reader's hold number `count` is the one going), read before any write.
+-- reader's hold number `count` is the one going), read before any write but
+-- the latch.
 local longest = -2
-local fields = redis.call('hgetall', KEYS[1])
 for i = 1, #fields, 2 do
   local field, n = fields[i], tonumber(fields[i + 1])
   if field ~= 'mode' and n ~= nil and string.sub(field, -6) ~= ':write' then
@@ -50,10 +58,15 @@ for i = 1, #fields, 2 do
   end
 end
 
--- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
+-- PUBLISH before the lock's first write: refused (an ACL), it takes the latch
+-- back and leaves the lock as it was.
 local frees = mode ~= 'write' and longest <= 0
 if frees then
-  redis.call(ARGV[3], KEYS[2], ARGV[4])
+  local published = redis.pcall(ARGV[3], KEYS[2], ARGV[4])
+  if type(published) == 'table' and published.err ~= nil then
+    redis.call('del', KEYS[4])
+    return published
+  end
 end
 if left == 0 then
   redis.call('hdel', KEYS[1], ARGV[2])
@@ -72,5 +85,4 @@ elseif longest > 0 then
 else
   redis.call('del', KEYS[1])
 end
-redis.call('set', KEYS[4], result, 'px', ARGV[5])
 return result

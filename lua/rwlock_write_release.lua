@@ -1,4 +1,4 @@
---@prelude release_latch
+--@prelude release_latch rwlock_hold
 -- Release one write hold of a read-write lock, idempotently.
 -- KEYS[1]  lock name
 -- KEYS[2]  channel redisson_rwlock:{NAME}, told "1" (wake every waiter) when
@@ -20,28 +20,36 @@
 -- If the writer still holds read locks, the lock stays read-locked by them
 -- (a downgrade) and lives as long as the longest of them; other readers may
 -- join, so every waiter is woken either way.
-local seen = redis.call('get', KEYS[3])
-if seen ~= false then
-  return tonumber(seen)
-end
-if redis.call('hget', KEYS[1], 'mode') ~= 'write' then
+-- Calls: four when the last write hold goes and no read hold remains
+-- (HGETALL, SET of the latch, PUBLISH, DEL), and a PTTL per read hold of the
+-- writer's; five when write holds remain (HGETALL, SET, HINCRBY, PTTL, PEXPIRE).
+-- One HGETALL reads the mode, the writer's count and the read holds at once.
+local fields = redis.call('hgetall', KEYS[1])
+local mode, count = mode_and_count(fields, ARGV[2])
+if mode ~= 'write' or count == nil then
+  -- A copy run after its first answer finds the hold gone: the latch says
+  -- what that first answer was.
+  local seen = redis.call('get', KEYS[3])
+  if seen ~= false then
+    return tonumber(seen)
+  end
   return not_held(KEYS[3], ARGV[5], ARGV[7])
 end
-local count = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
-if count == nil then
-  return not_held(KEYS[3], ARGV[5], ARGV[7])
+-- The latch is written first, only if it is not there (NX): there, it holds
+-- the answer of a copy of this release that ran before, and this copy repeats
+-- it and changes nothing (the hold it found is the owner's next one).
+if not redis.call('set', KEYS[3], count > 1 and 0 or 1, 'nx', 'px', ARGV[5]) then
+  return tonumber(redis.call('get', KEYS[3]))
 end
 if count > 1 then
   redis.call('hincrby', KEYS[1], ARGV[2], -1)
   local ttl = redis.call('pttl', KEYS[1])
   redis.call('pexpire', KEYS[1], math.max(ttl, tonumber(ARGV[1])))
-  redis.call('set', KEYS[3], 0, 'px', ARGV[5])
   return 0
 end
 
--- The writer's own read holds that remain, read before any write.
+-- The writer's own read holds that remain, read before any write but the latch.
 local longest = -2
-local fields = redis.call('hgetall', KEYS[1])
 for i = 1, #fields, 2 do
   local field, n = fields[i], tonumber(fields[i + 1])
   if field ~= 'mode' and field ~= ARGV[2] and n ~= nil then
@@ -50,14 +58,18 @@ for i = 1, #fields, 2 do
     end
   end
 end
--- PUBLISH before the first write: refused (an ACL), it leaves the lock as it was.
-redis.call(ARGV[3], KEYS[2], ARGV[4])
-redis.call('hdel', KEYS[1], ARGV[2])
+-- PUBLISH before the lock's first write: refused (an ACL), it takes the latch
+-- back and leaves the lock as it was.
+local published = redis.pcall(ARGV[3], KEYS[2], ARGV[4])
+if type(published) == 'table' and published.err ~= nil then
+  redis.call('del', KEYS[3])
+  return published
+end
 if longest > 0 then
+  redis.call('hdel', KEYS[1], ARGV[2])
   redis.call('hset', KEYS[1], 'mode', 'read')
   redis.call('pexpire', KEYS[1], longest)
 else
   redis.call('del', KEYS[1])
 end
-redis.call('set', KEYS[3], 1, 'px', ARGV[5])
 return 1

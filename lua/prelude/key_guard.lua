@@ -5,20 +5,25 @@
 --   kind 'lock'    a hash of owner -> hold count, without a field "mode"
 --                  (Lock, FairLock, FencedLock, SpinLock)
 --   kind 'rwlock'  the same with a field "mode" = "read" or "write"
+-- One read in the everyday case: HGETALL under pcall answers the fields of a
+-- hash, nothing for a key that does not exist (Redis keeps no empty hash) and
+-- WRONGTYPE for any other type, which only then is asked its TYPE for the
+-- refusal's words.
 -- Returns the refusal (an error reply starting with WARDEN_WRONG_TYPE) or
 -- nil, then what the guard read on the way, so that the caller need not read
--- it again: the key's type, its fields as HGETALL lists them (nil unless it is
--- a hash) and its mode ('' without one).
+-- it again: the key's type ('none' or 'hash'), its fields as HGETALL lists
+-- them (nil when there is no key) and its mode ('' without one).
 local function key_refusal(key, kind)
-  local key_type = redis.call('type', key)['ok']
-  if key_type == 'none' then
-    return nil, key_type, nil, ''
-  end
-  local foreign = key_type ~= 'hash'
-  local fields = nil
+  local fields = redis.pcall('hgetall', key)
+  local key_type = 'hash'
+  local foreign = false
   local mode = nil
-  if not foreign then
-    fields = redis.call('hgetall', key)
+  if fields.err ~= nil then
+    key_type = redis.call('type', key)['ok']
+    foreign = true
+  elseif #fields == 0 then
+    return nil, 'none', nil, ''
+  else
     for i = 1, #fields, 2 do
       if fields[i] == 'mode' then
         mode = fields[i + 1]

@@ -5,15 +5,18 @@
 -- Returns the refusal (an error reply starting with WARDEN_WRONG_TYPE) or
 -- nil, then the count it read.
 local function pes_refusal(name, timeouts)
+  -- GET under pcall: nothing, a string, or WRONGTYPE (only then asked its
+  -- TYPE, for the refusal's words): one call where TYPE and GET were two.
   local available = 0
-  local key_type = redis.call('type', name)['ok']
-  if key_type == 'string' then
-    local value = redis.call('get', name)
+  local key_type = 'none'
+  local value = redis.pcall('get', name)
+  if type(value) == 'table' then
+    key_type = redis.call('type', name)['ok']
+  elseif value ~= false then
     if string.match(value, '^%-?%d+$') == nil then
       key_type = 'string that is not an integer'
     else
       available = tonumber(value)
-      key_type = 'none'
     end
   end
   if key_type ~= 'none' then

@@ -69,6 +69,12 @@ struct ConnectionOptions {
   // hook, for the node that owns the connection (topology/eviction_watch).
   eviction_guard_mode eviction_guard = eviction_guard_mode::off;
   std::function<void(const EvictionEvent&)> on_eviction;
+  // Set: the server may send on this connection with nothing asked (a
+  // subscription that stays, such as Sentinel's +switch-master), so the
+  // parked loop thread watches it for input too, not just for a hang-up
+  // (EventLoop::watch_hangup): a message is read at once, not at the next
+  // timer.
+  bool input_wakes_parked = false;
 };
 
 // Lives on and is used from the loop thread only.
@@ -169,6 +175,9 @@ class Connection : private Flushable {
   void expire(std::uint64_t id);
   void watch_deadline(clock::time_point deadline, std::uint64_t id);
   void expire_due();
+  // Reads, without waiting, what has arrived on the socket (before commands
+  // are timed out).
+  void read_arrived();
   void pop_deadline();
   void drop_stale_deadlines();
   void complete(std::uint64_t id, Response&& response);

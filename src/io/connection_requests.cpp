@@ -260,6 +260,10 @@ void Connection::pop_deadline() {
 }
 
 void Connection::expire_due() {
+  // Answers already on the socket are read first: a loop that runs behind (a
+  // busy or starved I/O thread) runs its timers before it polls the sockets,
+  // and would time out commands whose answers it merely had not read yet.
+  read_arrived();
   auto now = clock::now();
   while (!deadlines_.empty() && (deadlines_.front().first <= now || requests_.count(deadlines_.front().second) == 0)) {
     auto id = deadlines_.front().second;

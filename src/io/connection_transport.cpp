@@ -152,7 +152,7 @@ void Connection::on_transport_connected(int status) {
   uv_os_fd_t fd = -1;
   if (uv_fileno(socket_->as_handle(), &fd) == 0) {
     socket_fd_ = fd;
-    loop_.watch_hangup(fd);
+    loop_.watch_hangup(fd, options_.input_wakes_parked);
   }
   start_session();
 }
@@ -209,6 +209,21 @@ void Connection::on_read(const char* data, std::size_t size) {
     if (socket_ != socket) return;
   }
   if (!plain.empty()) on_bytes(plain.data(), plain.size());
+}
+
+void Connection::read_arrived() {
+  // Bounded: a server still sending fast is read by the loop's own poll.
+  constexpr int most_reads = 16;
+  for (int i = 0; i < most_reads && socket_ != nullptr && socket_->handle_open && socket_fd_ >= 0; ++i) {
+    Socket* socket = socket_;
+    // The descriptor is libuv's, non-blocking; its own read finds nothing
+    // left (EAGAIN) and waits as usual. End of stream and errors are left
+    // for that read to report.
+    auto n = ::recv(socket_fd_, socket->buffer, sizeof socket->buffer, MSG_DONTWAIT);
+    if (n <= 0) return;
+    on_read(socket->buffer, static_cast<std::size_t>(n));
+    if (socket_ != socket) return;  // dropped while reading
+  }
 }
 
 void Connection::flush_output() {

@@ -126,9 +126,12 @@ void EventLoop::clear_signal() {
   [[maybe_unused]] auto n = ::read(unpark_fd_, &count, sizeof count);
 }
 
-void EventLoop::watch_hangup(int fd) {
+void EventLoop::watch_hangup(int fd, bool input) {
   epoll_event event{};
-  event.events = EPOLLRDHUP;  // EPOLLHUP and EPOLLERR are always reported
+  // EPOLLHUP and EPOLLERR are always reported. Level-triggered input: the
+  // loop thread reads it all in the turn it wakes for (no socket is ever
+  // left unread), so it parks again on an empty socket.
+  event.events = EPOLLRDHUP | (input ? EPOLLIN : 0u);
   event.data.fd = fd;
   ::epoll_ctl(park_fd_, EPOLL_CTL_ADD, fd, &event);
 }

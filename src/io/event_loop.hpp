@@ -90,8 +90,9 @@ class EventLoop {
   // Loop thread: a connected socket, watched while the loop thread is parked
   // for the server closing it (EPOLLRDHUP), so a lost connection is noticed
   // and re-made at once even when nothing is in flight. Unwatched before
-  // it is closed.
-  void watch_hangup(int fd);
+  // it is closed. `input`: any input wakes it too (a connection whose
+  // server speaks unasked: ConnectionOptions::input_wakes_parked).
+  void watch_hangup(int fd, bool input = false);
   void unwatch_hangup(int fd);
 
   // True on the loop thread, and on a user thread while it runs a task in place.

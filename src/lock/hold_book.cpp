@@ -49,6 +49,7 @@ void HoldBook::erase(hold_map::iterator it) {
   if (keeper_) keeper_->hold_gone(it->first);
   if (it->second.renewing) {
     it->second.retired = true;
+    it->second.retired_at = retired_.size();
     retired_.push_back(holds_.extract(it));
   } else {
     holds_.erase(it);
@@ -267,12 +268,17 @@ HoldBook::Renewal HoldBook::renewed(const std::vector<Due>& batch, clock::time_p
 }
 
 void HoldBook::take_retired(const Hold& hold, std::vector<hold_map::node_type>& gone) {
-  auto found = std::find_if(retired_.begin(), retired_.end(),
-                            [&](const hold_map::node_type& node) { return &node.mapped() == &hold; });
-  if (found == retired_.end()) return;
-  std::swap(*found, retired_.back());
+  // O(1): a search of retired_ per answered hold made a mass release
+  // quadratic.
+  const std::size_t at = hold.retired_at;
+  if (at >= retired_.size() || &retired_[at].mapped() != &hold) return;
+  if (at + 1 != retired_.size()) {
+    std::swap(retired_[at], retired_.back());
+    retired_[at].mapped().retired_at = at;
+  }
   gone.push_back(std::move(retired_.back()));
   retired_.pop_back();
+  if (retired_.empty()) std::vector<hold_map::node_type>().swap(retired_);  // a burst's storage goes with it
 }
 
 void HoldBook::keep_sendable(std::vector<Due>& batch) {

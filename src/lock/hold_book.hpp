@@ -44,10 +44,11 @@ class HoldBook {
     std::string levels;
     clock::time_point valid_until{};
     clock::time_point confirmed_at{};
-    std::uint64_t epoch = 0;  // tells this hold from a later one of the same key
-    bool releasing = false;   // the last level's release is on its way: renew no more
-    bool renewing = false;    // a renewal of it is in flight
-    bool retired = false;     // out of the book while its renewal was in flight
+    std::uint64_t epoch = 0;     // tells this hold from a later one of the same key
+    bool releasing = false;      // the last level's release is on its way: renew no more
+    bool renewing = false;       // a renewal of it is in flight
+    bool retired = false;        // out of the book while its renewal was in flight
+    std::size_t retired_at = 0;  // its place in retired_ while retired
     bool watchdog_mode() const;
   };
 
@@ -229,7 +230,9 @@ class HoldBook {
   // Node-based: a hold's address, filed in the wheel, never changes.
   hold_map holds_;
   // Holds that left the book while their renewal was in flight, until its
-  // answer: Due::hold points at them. Few (those released within a round trip).
+  // answer: Due::hold points at them. Usually few (those released within a
+  // round trip), but a mass release while renewals wait in the watchdog's
+  // outbox retires thousands: each finds its own place (Hold::retired_at).
   std::vector<hold_map::node_type> retired_;
   std::unordered_map<key, std::shared_ptr<LockCore>, key_hash> lost_;  // kept alive so the key stays unambiguous
   RenewalWheel wheel_;

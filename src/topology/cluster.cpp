@@ -245,6 +245,13 @@ void Cluster::park(std::shared_ptr<Routed> routed) {
   });
 }
 
+bool Cluster::idle() const {
+  // A table read in flight is on some master's connection, but its
+  // follow-up (PUBSUB SHARDNUMSUB) and a pending retirement are not.
+  if (closed_ || refreshing_ || !parked_.empty() || !retiring_.empty()) return false;
+  return std::all_of(nodes_.begin(), nodes_.end(), [](const auto& entry) { return entry.second->idle(); });
+}
+
 std::shared_ptr<Node> Cluster::node_for(std::string_view key) {
   const NodeAddress* master = map_ ? map_->master_of(keys::slot(key)) : nullptr;
   if (master == nullptr || closed_) return nullptr;

@@ -44,6 +44,7 @@ class Cluster final : public Topology {
   void when_publish_known(clock::time_point deadline, Connection::Handler done) override;
   std::uint32_t group_of(std::string_view key) const override;
   void probe(clock::time_point deadline, probe_done done) override;
+  bool idle() const override;
 
   // Whether waiters use shard channels; known once the first slot table is in.
   std::optional<bool> sharded() const { return sharded_; }

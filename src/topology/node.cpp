@@ -84,7 +84,7 @@ Node::Node(EventLoop& loop, const ConnectionOptions& options, ReplicaPolicy repl
 Node::~Node() = default;
 
 bool Node::idle() const {
-  return !synced_ && backing_off_.empty() && commands_.idle() && (!pubsub_ || pubsub_->idle());
+  return (!synced_ || synced_->idle()) && backing_off_.empty() && commands_.idle() && (!pubsub_ || pubsub_->idle());
 }
 
 PubSub& Node::pubsub() {

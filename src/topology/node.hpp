@@ -53,7 +53,8 @@ class Node final : public ServerLinks {
   void retire(const std::string& why);
   bool retired() const { return retired_; }
   // Nothing in flight on its connections and nobody subscribed (see
-  // Connection::idle); never with replica_sync (WAIT rides on more connections).
+  // Connection::idle), its synced connections included (replica_sync: no
+  // write or WAIT out, no ROLE asked; SyncedWrites::idle).
   bool idle() const;
 
   // Connection::send, plus: a reply that says the command did not run
@@ -111,6 +112,8 @@ class RetiringNodes {
   explicit RetiringNodes(EventLoop& loop) : loop_(loop) {}
   void retire_next_turn(std::shared_ptr<Node> node, std::string why);
   void close_all();
+  // None waits to be retired (a retirement pending keeps the loop awake).
+  bool empty() const { return nodes_.empty(); }
 
  private:
   EventLoop& loop_;

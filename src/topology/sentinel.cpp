@@ -86,6 +86,16 @@ void Sentinel::close() {
   if (switches_) switches_->close();
 }
 
+bool Sentinel::idle() const {
+  // No master yet, a round asking the sentinels or a candidate its ROLE, a
+  // switch being followed: not idle. The +switch-master subscription, once
+  // confirmed, is not in flight: its messages wake the parked loop thread
+  // themselves (watch_switches).
+  if (closed_ || !master_ || resolver_.resolving() || !parked_.empty() || !retiring_.empty()) return false;
+  if (!master_->idle() || (candidate_ && !candidate_->idle()) || (switches_ && !switches_->idle())) return false;
+  return std::all_of(sentinels_.begin(), sentinels_.end(), [](const auto& entry) { return entry.second->idle(); });
+}
+
 std::string Sentinel::server_of(std::string_view) { return master_ ? master_->server() : label_; }
 
 // ---- routing
@@ -297,6 +307,8 @@ void Sentinel::watch_switches(const NodeAddress& sentinel) {
   if (switches_) switches_->close();
   ConnectionOptions options = options_at(sentinel_options_, sentinel);
   options.role = connection_role::subscriber;
+  // A switch is announced unasked: it must wake a parked loop thread.
+  options.input_wakes_parked = true;
   switches_ = std::make_unique<Connection>(loop_, options);
   switches_->on_ready([this] { switches_->send_subscription({"SUBSCRIBE", "+switch-master"}); });
   switches_->on_push([this](const Push& push) {

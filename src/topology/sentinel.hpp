@@ -44,6 +44,7 @@ class Sentinel final : public Topology {
   const std::string& label() const override { return label_; }
   const char* publish_command() const override { return "publish"; }
   std::uint32_t group_of(std::string_view) const override { return 0; }
+  bool idle() const override;
 
  private:
   void dispatch(std::shared_ptr<RoutedCommand> routed);

@@ -116,6 +116,13 @@ void SyncedWrites::send(Command command, bool asking, clock::time_point deadline
   early_.push_back(std::move(write));
 }
 
+bool SyncedWrites::idle() const {
+  if (!early_.empty() || role_asking_) return false;
+  return std::all_of(links_.begin(), links_.end(), [](const std::unique_ptr<Link>& link) {
+    return !link->busy && link->queued.empty() && link->connection.idle();
+  });
+}
+
 std::vector<SyncedWrites::Write> SyncedWrites::take_early() {
   loop_.cancel(early_timer_);
   early_timer_ = 0;

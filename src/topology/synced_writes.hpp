@@ -55,6 +55,11 @@ class SyncedWrites {
   void send(Command command, bool asking, clock::time_point deadline, bool idempotent, replica_wait wait,
             Connection::Handler handler);
 
+  // No write waiting for ROLE's first answer, no ROLE asked, no group out or
+  // queued, no link with anything in flight (Node::idle: the loop thread may
+  // park).
+  bool idle() const;
+
  private:
   struct Write {
     Command command;

@@ -87,9 +87,13 @@ class Topology {
   virtual void probe(clock::time_point deadline, probe_done done);
 
   // Loop thread: nothing in flight that a server could answer, nobody
-  // subscribed (EventLoop::set_idle_probe). A topology that keeps watches of
-  // its own (a cluster's slot table, Sentinel's switch-master) is never idle.
-  virtual bool idle() const { return false; }
+  // subscribed, nothing waiting for a route (EventLoop::set_idle_probe):
+  // the loop thread may park, and a lone blocking caller then reads its own
+  // answer. What a topology does on its own clock (a cluster's slot-table
+  // reads, Sentinel's polls, health checks) runs on timers, which wake the
+  // parked loop thread; what it hears unasked (Sentinel's +switch-master)
+  // is on a connection whose input wakes it (input_wakes_parked).
+  virtual bool idle() const = 0;
 };
 
 }  // namespace warden::detail

@@ -12,8 +12,11 @@
 #include <asio/use_future.hpp>
 
 #include <chrono>
+#include <condition_variable>
+#include <cstddef>
 #include <exception>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -27,10 +30,25 @@ namespace warden::test {
 class Runner {
  public:
   explicit Runner(int threads = 1) : work_(context.get_executor()) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { context.run(); });
+    for (int i = 0; i < threads; ++i) {
+      threads_.emplace_back([this] {
+        context.run();
+        std::lock_guard<std::mutex> guard(mutex_);
+        ++returned_;
+        ran_out_.notify_all();
+      });
+    }
   }
+  // Lets run() return once warden's operations let go of their work count:
+  // the I/O thread may still be inside the post of a completion the test has
+  // already seen, and the context must outlive that post (docs/asio.md). A
+  // test that leaves a call pending is stopped after a bound instead.
   ~Runner() {
     work_.reset();
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      ran_out_.wait_for(lock, std::chrono::seconds(10), [this] { return returned_ == threads_.size(); });
+    }
     context.stop();
     for (auto& thread : threads_) thread.join();
   }
@@ -57,6 +75,9 @@ class Runner {
  private:
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable ran_out_;
+  std::size_t returned_ = 0;
 };
 
 // The keys a finished run leaves in Redis that it should not: anything but a

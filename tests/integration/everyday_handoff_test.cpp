@@ -1,7 +1,8 @@
 // The everyday hand-off: one party holds a lock, another waits for it, and
 // the holder's unlock() lets the waiter in at once. Every kind, with the
 // waiter on the holder's own Client (another thread of it) or on another
-// Client, waiting in each form a caller can use. The bound (250 ms from the
+// Client, waiting in each form a caller can use, on single servers, a Redis
+// Cluster and the master of a Sentinel group. The bound (250 ms from the
 // START of unlock() to the waiter holding) is far below any timer warden
 // keeps (command_timeout 1 s here, the health check 500 ms, leases 30 s): a
 // hand-off that waits for a timer fails it, a prompt one passes with two
@@ -18,7 +19,9 @@
 
 #include "child_process.hpp"
 #include "lock_by_kind.hpp"
+#include "redis_cluster.hpp"
 #include "redis_probe.hpp"
+#include "redis_sentinel.hpp"
 #include "test_env.hpp"
 
 namespace warden::test {
@@ -92,78 +95,52 @@ Side side_of(Handle handle) {
   return side;
 }
 
-// Three servers for the whole suite: RedLock's members live on all three,
-// every other kind on the first. Each test uses names of its own.
-class EverydayHandoff : public ::testing::TestWithParam<std::tuple<kind, bool, form>> {
- protected:
-  static void SetUpTestSuite() {
-    for (auto& server : servers_) server = std::make_unique<RedisServer>();
-  }
-  static void TearDownTestSuite() {
-    for (auto& server : servers_) server.reset();
-  }
+// The clients of one party: one, and for RedLock one per server.
+using Clients = std::vector<std::shared_ptr<Client>>;
 
-  // The clients of one party: one per server for RedLock, else one.
-  using Clients = std::vector<std::shared_ptr<Client>>;
-  static Clients clients(kind k) {
-    Clients out;
-    for (auto& server : servers_) {
-      out.push_back(std::make_shared<Client>(fast_config(*server)));
-      if (k != kind::red) break;
+// The holder's or the waiter's handle of kind `k` on lock `name`: on the
+// first client, a RedLock on all three (its members must be on different
+// servers).
+Side side_for(kind k, const Clients& clients, const std::string& name, bool holder) {
+  Client& client = *clients[0];
+  switch (k) {
+    case kind::lock:
+      return side_of(client.get_lock(name));
+    case kind::fair:
+      return side_of(client.get_fair_lock(name));
+    case kind::fenced:
+      return side_of(client.get_fenced_lock(name));
+    case kind::spin:
+      return side_of(client.get_spin_lock(name));
+    case kind::write_write:
+      return side_of(client.get_read_write_lock(name).write_lock());
+    case kind::write_read: {
+      auto rw = client.get_read_write_lock(name);
+      return side_of(holder ? rw.write_lock() : rw.read_lock());
     }
-    return out;
-  }
-
-  static Side side_for(kind k, const Clients& clients, const std::string& name, bool holder) {
-    Client& client = *clients[0];
-    switch (k) {
-      case kind::lock:
-        return side_of(client.get_lock(name));
-      case kind::fair:
-        return side_of(client.get_fair_lock(name));
-      case kind::fenced:
-        return side_of(client.get_fenced_lock(name));
-      case kind::spin:
-        return side_of(client.get_spin_lock(name));
-      case kind::write_write:
-        return side_of(client.get_read_write_lock(name).write_lock());
-      case kind::write_read: {
-        auto rw = client.get_read_write_lock(name);
-        return side_of(holder ? rw.write_lock() : rw.read_lock());
-      }
-      case kind::read_write: {
-        auto rw = client.get_read_write_lock(name);
-        return side_of(holder ? rw.read_lock() : rw.write_lock());
-      }
-      case kind::multi:
-        return side_of(MultiLock{client.get_lock(name + ":a"), client.get_fair_lock(name + ":b"),
-                                 client.get_read_write_lock(name + ":c").write_lock()});
-      case kind::red:
-        return side_of(RedLock{clients[0]->get_lock(name), clients[1]->get_lock(name), clients[2]->get_lock(name)});
+    case kind::read_write: {
+      auto rw = client.get_read_write_lock(name);
+      return side_of(holder ? rw.read_lock() : rw.write_lock());
     }
-    throw std::logic_error("unknown kind");
+    case kind::multi:
+      return side_of(MultiLock{client.get_lock(name + ":a"), client.get_fair_lock(name + ":b"),
+                               client.get_read_write_lock(name + ":c").write_lock()});
+    case kind::red:
+      return side_of(RedLock{clients[0]->get_lock(name), clients[1]->get_lock(name), clients[2]->get_lock(name)});
   }
+  throw std::logic_error("unknown kind");
+}
 
-  // Acquire scripts the servers ran, all three together.
-  static long long script_calls() {
-    long long calls = 0;
-    for (auto& server : servers_) calls += RedisProbe(*server).script_calls();
-    return calls;
-  }
+// The name of the running test, for lock names of its own.
+std::string test_lock_name() {
+  return std::string("everyday:") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+}
 
-  static std::unique_ptr<RedisServer> servers_[3];
-};
-
-std::unique_ptr<RedisServer> EverydayHandoff::servers_[3];
-
-TEST_P(EverydayHandoff, UnlockReturnsAndTheWaiterHoldsWithin250ms) {
-  auto [k, same_client, f] = GetParam();
-  std::string name = std::string("everyday:") + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  Clients holder_clients = clients(k);
-  Clients waiter_clients = same_client ? holder_clients : clients(k);
-  Side holder = side_for(k, holder_clients, name, true);
-  Side waiter = side_for(k, waiter_clients, name, false);
-
+// The hand-off itself: `holder` holds, `waiter` waits on a thread of its own
+// in form `f`; the holder's unlock() must return, and the waiter hold, within
+// the bound from the start of unlock(). `script_calls` counts the scripts
+// the servers ran (the waiter has tried once it rose by two).
+void expect_prompt_handoff(Side& holder, Side& waiter, form f, const std::function<long long()>& script_calls) {
   holder.lock();
   auto before = script_calls();
 
@@ -172,7 +149,7 @@ TEST_P(EverydayHandoff, UnlockReturnsAndTheWaiterHoldsWithin250ms) {
   std::promise<clock_type::time_point> held;
   auto held_at = held.get_future();
   Event may_release;
-  std::thread waiting([&, f = f] {
+  std::thread waiting([&] {
     try {
       thread_id owner = new_owner_id();
       switch (f) {
@@ -242,18 +219,165 @@ TEST_P(EverydayHandoff, UnlockReturnsAndTheWaiterHoldsWithin250ms) {
                                 << " ms after unlock() began";
 }
 
+// A hand-off of kind `k` in form `f` between two parties whose clients
+// `clients` makes (the waiter's are the holder's when `same_client`).
+void expect_prompt_handoff_of(kind k, bool same_client, form f, const std::function<Clients()>& clients,
+                              const std::function<long long()>& script_calls) {
+  std::string name = test_lock_name();
+  Clients holder_clients = clients();
+  Clients waiter_clients = same_client ? holder_clients : clients();
+  Side holder = side_for(k, holder_clients, name, true);
+  Side waiter = side_for(k, waiter_clients, name, false);
+  expect_prompt_handoff(holder, waiter, f, script_calls);
+}
+
+// Every kind, the waiter on the holder's Client or on another, every form.
+auto every_handoff() {
+  return ::testing::Combine(::testing::Values(kind::lock, kind::fair, kind::fenced, kind::spin, kind::write_write,
+                                              kind::write_read, kind::read_write, kind::multi, kind::red),
+                            ::testing::Bool(),
+                            ::testing::Values(form::lock, form::try_lock_for, form::future, form::callback));
+}
+
+// Three servers for the whole suite: RedLock's members live on all three,
+// every other kind on the first. Each test uses names of its own.
+class EverydayHandoff : public ::testing::TestWithParam<std::tuple<kind, bool, form>> {
+ protected:
+  static void SetUpTestSuite() {
+    for (auto& server : servers_) server = std::make_unique<RedisServer>();
+  }
+  static void TearDownTestSuite() {
+    for (auto& server : servers_) server.reset();
+  }
+
+  static Clients clients(kind k) {
+    Clients out;
+    for (auto& server : servers_) {
+      out.push_back(std::make_shared<Client>(fast_config(*server)));
+      if (k != kind::red) break;
+    }
+    return out;
+  }
+
+  // Acquire scripts the servers ran, all three together.
+  static long long script_calls() {
+    long long calls = 0;
+    for (auto& server : servers_) calls += RedisProbe(*server).script_calls();
+    return calls;
+  }
+
+  static std::unique_ptr<RedisServer> servers_[3];
+};
+
+std::unique_ptr<RedisServer> EverydayHandoff::servers_[3];
+
+TEST_P(EverydayHandoff, UnlockReturnsAndTheWaiterHoldsWithin250ms) {
+  auto [k, same_client, f] = GetParam();
+  expect_prompt_handoff_of(
+      k, same_client, f, [k = k] { return clients(k); }, script_calls);
+}
+
 std::string param_name(const ::testing::TestParamInfo<EverydayHandoff::ParamType>& info) {
   auto [k, same_client, f] = info.param;
   return std::string(name_of(k)) + (same_client ? "_OneClient_" : "_TwoClients_") + name_of(f);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Kinds, EverydayHandoff,
-    ::testing::Combine(::testing::Values(kind::lock, kind::fair, kind::fenced, kind::spin, kind::write_write,
-                                         kind::write_read, kind::read_write, kind::multi, kind::red),
-                       ::testing::Bool(),
-                       ::testing::Values(form::lock, form::try_lock_for, form::future, form::callback)),
-    param_name);
+INSTANTIATE_TEST_SUITE_P(Kinds, EverydayHandoff, every_handoff(), param_name);
+
+// The same hand-offs on a Redis Cluster (three masters with a replica each;
+// MultiLock's members fall on several masters) and on the master of a
+// Sentinel group, with replica acknowledgement on (their default): their
+// routing and their idle I/O thread (a lone caller reads its own answers
+// there too) must not make a hand-off wait for a timer. Neither topology's
+// own timers can rescue one within the bound: the slot table is read every
+// 5 s, Sentinel is polled every 5 s here. A RedLock's first member is on
+// the topology, the other two on single servers of their own (its members
+// must be on different servers).
+class EverydayHandoffOnTopology : public ::testing::TestWithParam<std::tuple<kind, bool, form>> {
+ protected:
+  static void start_spares() {
+    for (auto& server : spares_) server = std::make_unique<RedisServer>();
+  }
+  static void stop_spares() {
+    for (auto& server : spares_) server.reset();
+  }
+  // A client of the topology (`config`), and for RedLock one of each spare.
+  static Clients clients_of(kind k, const Config& config) {
+    Clients out{std::make_shared<Client>(config)};
+    if (k == kind::red) {
+      for (auto& server : spares_) out.push_back(std::make_shared<Client>(fast_config(*server)));
+    }
+    return out;
+  }
+  static long long spare_script_calls() {
+    long long calls = 0;
+    for (auto& server : spares_) calls += RedisProbe(*server).script_calls();
+    return calls;
+  }
+
+  inline static std::unique_ptr<RedisServer> spares_[2];
+};
+
+class EverydayHandoffCluster : public EverydayHandoffOnTopology {
+ protected:
+  static void SetUpTestSuite() {
+    cluster_ = std::make_unique<RedisCluster>();
+    start_spares();
+  }
+  static void TearDownTestSuite() {
+    cluster_.reset();
+    stop_spares();
+  }
+
+  // Scripts the masters ran (the first three nodes; no node changes role in
+  // this suite), and the spares.
+  static long long script_calls() {
+    long long calls = spare_script_calls();
+    for (std::size_t i = 0; i < 3; ++i) calls += RedisProbe(cluster_->first_master(i)).script_calls();
+    return calls;
+  }
+
+  inline static std::unique_ptr<RedisCluster> cluster_;
+};
+
+TEST_P(EverydayHandoffCluster, UnlockReturnsAndTheWaiterHoldsWithin250ms) {
+  auto [k, same_client, f] = GetParam();
+  auto clients = [k = k] { return clients_of(k, fast_config(Config::from_url(cluster_->url()))); };
+  expect_prompt_handoff_of(k, same_client, f, clients, script_calls);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, EverydayHandoffCluster, every_handoff(), param_name);
+
+class EverydayHandoffSentinel : public EverydayHandoffOnTopology {
+ protected:
+  static void SetUpTestSuite() {
+    group_ = std::make_unique<RedisSentinelGroup>();
+    start_spares();
+  }
+  static void TearDownTestSuite() {
+    group_.reset();
+    stop_spares();
+  }
+
+  static Config config() {
+    Config config = fast_sentinel_config(group_->url());
+    config.sentinel.poll_interval = 5s;
+    return config;
+  }
+
+  // Scripts the master ran (no failover in this suite), and the spares.
+  static long long script_calls() { return RedisProbe(group_->node(0)).script_calls() + spare_script_calls(); }
+
+  inline static std::unique_ptr<RedisSentinelGroup> group_;
+};
+
+TEST_P(EverydayHandoffSentinel, UnlockReturnsAndTheWaiterHoldsWithin250ms) {
+  auto [k, same_client, f] = GetParam();
+  expect_prompt_handoff_of(
+      k, same_client, f, [k = k] { return clients_of(k, config()); }, script_calls);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, EverydayHandoffSentinel, every_handoff(), param_name);
 
 }  // namespace
 }  // namespace warden::test

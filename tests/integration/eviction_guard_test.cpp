@@ -236,8 +236,10 @@ TEST_F(EvictionGuardTest, APolicyChangedAtRunTimeIsNoticedWithinTheHealthCheck) 
   set_memory("100mb", "allkeys-lru");
   auto changed = std::chrono::steady_clock::now();
   ASSERT_TRUE(findings.wait_for_count(1, 5s));
-  // One interval to the next read, and its round trip: well within two.
-  EXPECT_LT(elapsed_ms(changed), 2 * 200 + 200);
+  // One interval to the next read, and its round trip: within two, with room
+  // for a sanitizer build on a loaded machine (a read only at reconnect, or
+  // never, would miss it by seconds).
+  EXPECT_LT(elapsed_ms(changed), 2 * 200 + 800);
   EXPECT_EQ(findings.all()[0].finding, eviction_finding::evictable);
   EXPECT_TRUE(findings.all()[0].refusing);
   try {
@@ -250,7 +252,7 @@ TEST_F(EvictionGuardTest, APolicyChangedAtRunTimeIsNoticedWithinTheHealthCheck) 
   set_memory("100mb", "noeviction");
   changed = std::chrono::steady_clock::now();
   ASSERT_TRUE(findings.wait_for_count(2, 5s));
-  EXPECT_LT(elapsed_ms(changed), 2 * 200 + 200);
+  EXPECT_LT(elapsed_ms(changed), 2 * 200 + 800);
   EXPECT_EQ(findings.all()[1].finding, eviction_finding::safe);
   lock.lock();
   lock.unlock();

@@ -13,7 +13,9 @@
 #include <set>
 #include <thread>
 
+#include "redis_cluster.hpp"
 #include "redis_probe.hpp"
+#include "redis_sentinel.hpp"
 #include "test_env.hpp"
 
 namespace warden::test {
@@ -120,10 +122,9 @@ TEST(InPlace, ABlockingCallDoesNotOvertakeACallQueuedBeforeIt) {
 // A call that finds the I/O thread still busy (connecting, its last turn not
 // yet over on a loaded machine) leaves the answer to it; most do not: in
 // some window of 50 pairs (up to 20 windows, for a loaded machine), at least
-// 40 are read by the caller.
-TEST(InPlace, ALoneCallerReadsItsOwnAnswers) {
-  RedisServer server;
-  Config config = quiet_config(server);
+// 40 are read by the caller. `config`'s topology is the subject: a single
+// server, a cluster, a Sentinel group's master.
+void expect_a_lone_caller_reads_its_own_answers(Config config, const std::string& name) {
   std::atomic<int> on_caller{0};
   std::atomic<int> elsewhere{0};
   std::thread::id caller;
@@ -133,7 +134,7 @@ TEST(InPlace, ALoneCallerReadsItsOwnAnswers) {
     (std::this_thread::get_id() == caller ? on_caller : elsewhere) += 1;
   };
   Client client{config};
-  Lock lock = client.get_lock("in-place-lead");
+  Lock lock = client.get_lock(name);
   constexpr int window = 50;
   int pairs = 0;
   int best = 0;
@@ -155,6 +156,33 @@ TEST(InPlace, ALoneCallerReadsItsOwnAnswers) {
   EXPECT_EQ(on_caller + elsewhere, pairs);
   EXPECT_GE(best, 40) << "at best " << best << " of " << window << " acquires in a row read by the caller; "
                       << elsewhere << " of " << pairs << " answered on the I/O thread";
+}
+
+TEST(InPlace, ALoneCallerReadsItsOwnAnswers) {
+  RedisServer server;
+  expect_a_lone_caller_reads_its_own_answers(quiet_config(server), "in-place-lead");
+}
+
+// The same on a cluster: routing by slot changes nothing for a lone caller,
+// nor does replica acknowledgement (on by default here: each write is
+// followed by WAIT on a synced connection, and ROLE is asked now and then).
+// (The slot-table reads, every 5 s, spoil a window or two at most.)
+TEST(InPlace, ALoneCallerOnAClusterReadsItsOwnAnswers) {
+  RedisCluster cluster;
+  Config config = fast_config(Config::from_url(cluster.url()));
+  config.health_check_interval = 1h;
+  expect_a_lone_caller_reads_its_own_answers(config, "in-place-lead");
+}
+
+// The same on the master of a Sentinel group, with its +switch-master
+// subscription open and replica acknowledgement on (its polls, every 5 s
+// here, as the cluster's reads).
+TEST(InPlace, ALoneCallerOnSentinelsMasterReadsItsOwnAnswers) {
+  RedisSentinelGroup group;
+  Config config = fast_sentinel_config(group.url());
+  config.health_check_interval = 1h;
+  config.sentinel.poll_interval = 5s;
+  expect_a_lone_caller_reads_its_own_answers(config, "in-place-lead");
 }
 
 // A completion callback runs on the I/O thread, never on a user thread that

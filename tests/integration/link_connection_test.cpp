@@ -115,6 +115,36 @@ TEST(LinkConnection, ACommandToAPausedServerTimesOutAndItsLateReplyIsDropped) {
   EXPECT_FALSE(log.contains("lost")) << log.all();
 }
 
+// A loop thread kept busy past a command's deadline (a slow handler, a
+// starved thread) runs its timers before it polls the sockets again: an
+// answer that reached the socket meanwhile is read and delivered, not
+// timed out.
+TEST(LinkConnection, AnAnswerThatArrivedWhileTheLoopWasBusyIsDeliveredNotTimedOut) {
+  RedisServer busy_server, slow_server;
+  LogRecorder log;
+  Counter ready;
+  LoopHarness harness;
+  Connection& busy = harness.connection(options_for(busy_server, log), &ready);
+  Connection& slow = harness.connection(options_for(slow_server, log), &ready);
+  ASSERT_TRUE(ready.wait_for_at_least(2, 3s)) << log.all();
+
+  auto answered = std::make_shared<std::promise<Response>>();
+  auto answer = answered->get_future();
+  harness.run([&] {
+    auto now = steady::now();
+    // Answered after 50 ms, well within its 300 ms.
+    slow.send({"BLPOP", "nothing-here", "0.05"}, now + 300ms, false,
+              [answered](Response&& r) { answered->set_value(std::move(r)); });
+    // Answered at once; its handler keeps the loop thread busy past the
+    // other command's deadline.
+    busy.send({"ECHO", "busy"}, now + 2s, false, [](Response&&) { std::this_thread::sleep_for(600ms); });
+  });
+  ASSERT_TRUE(ready_within(answer, 3s));
+  Response response = answer.get();
+  EXPECT_FALSE(response.error) << describe(response);
+  EXPECT_TRUE(response.reply.is_nil()) << describe(response);
+}
+
 TEST(LinkConnection, AfterARestartIdempotentCommandsAreSentAgainAndOthersReportConnectionLost) {
   RedisServer server;
   RedisProbe probe(server);
@@ -150,6 +180,43 @@ TEST(LinkConnection, AfterARestartIdempotentCommandsAreSentAgainAndOthersReportC
   EXPECT_GE(ready.value(), 2) << log.all();
   EXPECT_TRUE(log.contains("lost")) << log.all();
   EXPECT_TRUE(log.contains("re-established")) << log.all();
+}
+
+// A subscribed connection whose server speaks unasked (as Sentinel's
+// +switch-master): with nothing in flight the loop thread parks off the
+// sockets, and a message must still be read at once, not at its next timer
+// (none within the hour here).
+TEST(LinkConnection, AMessageOnAnIdleSubscribedLinkWakesTheParkedLoop) {
+  RedisServer server;
+  RedisProbe probe(server);
+  LogRecorder log;
+  Counter ready;
+  LoopHarness harness;
+  ConnectionOptions options = options_for(server, log, connection_role::subscriber);
+  options.health_check_interval = 1h;
+  options.input_wakes_parked = true;
+  Connection& connection = harness.connection(options, &ready);
+  ASSERT_TRUE(ready.wait_for_at_least(1, 3s)) << log.all();
+  Counter messages;
+  harness.run([&] {
+    connection.on_push([&messages](const detail::Push& push) {
+      if (push.kind == detail::push_kind::message) messages.add();
+    });
+    connection.send_subscription({"SUBSCRIBE", "unasked"});
+  });
+  // The loop thread may park once the subscription is confirmed.
+  harness.loop().set_idle_probe([&connection] { return connection.idle(); });
+  ASSERT_TRUE(eventually([&] {
+    auto reply = probe.command({"PUBSUB", "NUMSUB", "unasked"});
+    return reply.elements.size() == 2 && reply.elements[1].integer == 1;
+  }));
+  for (int i = 1; i <= 3; ++i) {
+    // Time is the subject: the loop thread's last turn ends and it parks.
+    std::this_thread::sleep_for(100ms);
+    probe.command({"PUBLISH", "unasked", "switch"});
+    EXPECT_TRUE(messages.wait_for_at_least(i, 2s)) << "message " << i << " was not read while the loop was parked";
+  }
+  harness.loop().set_idle_probe({});
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 
 #include <thread>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include <warden/error.hpp>
 
@@ -330,6 +332,42 @@ TEST_F(HoldBookTest, AHoldReleasedWhileItsRenewalIsInFlightIsLeftAlone) {
   EXPECT_EQ(book.count(*lock, 7), 1);
   ASSERT_TRUE(book.next_due().has_value());
   EXPECT_GT(*book.next_due(), clock::now() + 9s);  // the new hold keeps its own schedule
+}
+
+// A mass release while renewals are in flight retires thousands of holds;
+// each answer frees exactly its own, whatever the order the batches are
+// answered or checked in (a held-back batch: keep_sendable).
+TEST_F(HoldBookTest, ManyHoldsReleasedWhileTheirRenewalsAreInFlightAreFreedByTheirOwnAnswers) {
+  constexpr std::size_t holds = 3000;
+  std::vector<char> storage(holds);
+  std::size_t freed = 0;
+  std::vector<std::shared_ptr<LockCore>> locks;
+  for (auto& byte : storage) {
+    locks.emplace_back(reinterpret_cast<LockCore*>(&byte), [&freed](LockCore*) { ++freed; });
+    book.acquired(locks.back(), 7, std::nullopt, clock::now() - 10s);
+  }
+  auto due = book.take_due(clock::now(), holds);
+  ASSERT_EQ(due.size(), holds);
+  for (auto& lock : locks) {
+    book.releasing(*lock, 7);
+    book.released(*lock, 7, true);
+  }
+  locks.clear();  // only the retired holds keep their locks now
+  EXPECT_EQ(freed, 0u);
+  // Three batches, settled last first, one of them as a held-back call.
+  std::vector<HoldBook::Due> first(due.begin(), due.begin() + 1000);
+  std::vector<HoldBook::Due> second(due.begin() + 1000, due.begin() + 2000);
+  std::vector<HoldBook::Due> third(due.begin() + 2000, due.end());
+  std::reverse(third.begin(), third.end());
+  auto outcome = book.renewed(third, clock::now(), 30s, {}, std::vector<long long>(third.size(), 1));
+  EXPECT_TRUE(outcome.lost.empty());
+  EXPECT_EQ(freed, 1000u);
+  book.keep_sendable(first);
+  EXPECT_TRUE(first.empty());
+  EXPECT_EQ(freed, 2000u);
+  book.renewed(second, clock::now(), 30s, make_error_code(errc::timed_out), {});
+  EXPECT_EQ(freed, 3000u);
+  EXPECT_FALSE(book.next_due().has_value());
 }
 
 // A renewal call held back for its server is checked again before it is

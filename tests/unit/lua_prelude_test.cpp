@@ -24,9 +24,11 @@ const std::vector<Piece>& pieces() {
   static const std::vector<Piece> all = {
       {"key_guard", scripts::prelude::key_guard, "key_refusal"},
       {"cancel_check", scripts::prelude::cancel_check, "cancel_refusal"},
+      {"acquire_check", scripts::prelude::acquire_check, "acquire_refusal"},
       {"settle_check", scripts::prelude::settle_check, "settled_count"},
       {"settle_record", scripts::prelude::settle_record, "settled_before"},
       {"release_latch", scripts::prelude::release_latch, "not_held"},
+      {"rwlock_hold", scripts::prelude::rwlock_hold, "mode_and_count"},
       {"keep_hold", scripts::prelude::keep_hold, "keep_hold"},
       {"take_back", scripts::prelude::take_back, "take_back"},
       {"latch_guard", scripts::prelude::latch_guard, "latch_refusal"},
@@ -83,10 +85,17 @@ TEST(LuaPrelude, EveryScriptStartsWithThePiecesItAsksForAndRepeatsNone) {
     for (auto code : shared_code) {
       EXPECT_EQ(own.find(code), std::string_view::npos) << name << " repeats shared code: " << code;
     }
-    // Each piece it asks for is used: a piece sent for nothing costs every call.
-    for (const auto& word : words(assembly.prelude)) {
-      const std::string call = std::string(piece(word)->function) + "(";
-      EXPECT_NE(own.find(call), std::string_view::npos) << name << " asks for " << word << " but never calls it";
+    // Each piece it asks for is used, by the script or by a piece sent after
+    // it (acquire_check calls key_guard's and cancel_check's functions): a
+    // piece sent for nothing costs every call.
+    const std::vector<std::string> asked = words(assembly.prelude);
+    for (std::size_t i = 0; i < asked.size(); ++i) {
+      const std::string call = std::string(piece(asked[i])->function) + "(";
+      bool used = own.find(call) != std::string_view::npos;
+      for (std::size_t j = i + 1; j < asked.size() && !used; ++j) {
+        used = std::string_view(piece(asked[j])->text).find(call) != std::string_view::npos;
+      }
+      EXPECT_TRUE(used) << name << " asks for " << asked[i] << " but nothing calls it";
     }
   }
 }
@@ -105,11 +114,11 @@ TEST(LuaPrelude, TheScriptsThatShareCodeUseThePrelude) {
   // Every acquire checks its cancel mark; every script that refuses a key of
   // the wrong type does it through the guard; every settle through the check.
   const std::vector<std::pair<const Script*, std::vector<std::string>>> wanted = {
-      {&scripts::lock_acquire, {"cancel_check", "key_guard"}},
-      {&scripts::fenced_acquire, {"cancel_check", "key_guard"}},
-      {&scripts::fair_acquire, {"cancel_check", "key_guard"}},
-      {&scripts::rwlock_read_acquire, {"cancel_check", "key_guard"}},
-      {&scripts::rwlock_write_acquire, {"cancel_check", "key_guard"}},
+      {&scripts::lock_acquire, {"cancel_check", "key_guard", "acquire_check"}},
+      {&scripts::fenced_acquire, {"cancel_check", "key_guard", "acquire_check"}},
+      {&scripts::fair_acquire, {"cancel_check", "key_guard", "acquire_check"}},
+      {&scripts::rwlock_read_acquire, {"cancel_check", "key_guard", "acquire_check"}},
+      {&scripts::rwlock_write_acquire, {"cancel_check", "key_guard", "acquire_check"}},
       {&scripts::lock_force_release, {"key_guard"}},
       {&scripts::fair_force_release, {"key_guard"}},
       {&scripts::rwlock_force_release, {"key_guard"}},
@@ -121,8 +130,8 @@ TEST(LuaPrelude, TheScriptsThatShareCodeUseThePrelude) {
       {&scripts::rwlock_write_resolve, {"settle_record", "settle_check", "keep_hold"}},
       {&scripts::lock_release, {"release_latch"}},
       {&scripts::fair_release, {"release_latch"}},
-      {&scripts::rwlock_read_release, {"release_latch"}},
-      {&scripts::rwlock_write_release, {"release_latch"}},
+      {&scripts::rwlock_read_release, {"release_latch", "rwlock_hold"}},
+      {&scripts::rwlock_write_release, {"release_latch", "rwlock_hold"}},
       {&scripts::semaphore_acquire, {"cancel_check", "count_guard"}},
       {&scripts::semaphore_settle, {"count_guard"}},
       {&scripts::semaphore_release, {"count_guard"}},

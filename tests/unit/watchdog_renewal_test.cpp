@@ -97,6 +97,38 @@ TEST(WatchdogRenewal, StopsRenewingAReleasedHold) {
   host->shut_down();
 }
 
+// At most 4 renewal calls go unanswered per server, so that other callers'
+// commands do not wait behind many; but renewals that run late (a slow
+// connection carrying a crowd of other commands) are not held back: holds
+// would expire waiting.
+TEST(WatchdogRenewal, HoldsBackRenewalsOnTimeButNotLateOnes) {
+  LockSettings settings = short_lease();
+  settings.lock_watchdog_batch_size = 1;  // a call per hold
+  auto host = std::make_shared<FakeHost>(settings);
+  std::vector<std::shared_ptr<LockCore>> locks;
+  for (const char* name : {"a", "b", "c", "d", "e", "f"}) {
+    locks.push_back(std::make_shared<LockCore>(host, name));
+    host->holds().acquired(locks.back(), owner, std::nullopt, clock::now());
+  }
+  // Due after 100 ms, with 200 ms of lease left: on time. Nothing answered.
+  host->run_for(130ms);
+  EXPECT_EQ(host->history().size(), 4u) << "four calls unanswered at most while on time";
+
+  // The same six holds taken 260 ms ago (40 ms of lease left): all go out.
+  auto late_host = std::make_shared<FakeHost>(settings);
+  std::vector<std::shared_ptr<LockCore>> late_locks;
+  for (const char* name : {"a", "b", "c", "d", "e", "f"}) {
+    late_locks.push_back(std::make_shared<LockCore>(late_host, name));
+    late_host->holds().acquired(late_locks.back(), owner, std::nullopt, clock::now() - 260ms);
+  }
+  late_host->run_for(20ms);
+  EXPECT_EQ(late_host->history().size(), 6u) << "late renewals are not held back";
+  host->drop_pending();
+  late_host->drop_pending();
+  host->shut_down();
+  late_host->shut_down();
+}
+
 TEST(WatchdogRenewal, ReportsAHoldTheServerNoLongerHasAsLost) {
   auto host = std::make_shared<FakeHost>(short_lease());
   auto a = std::make_shared<LockCore>(host, "a");
