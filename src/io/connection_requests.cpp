@@ -225,6 +225,11 @@ void Connection::send_encoded(std::string command, clock::time_point deadline, b
   request.idempotent = idempotent;
   request.handler = std::move(handler);
   watch_deadline(deadline, id);
+  // Made past its deadline already (its caller's call waited for the I/O
+  // thread that long): never written, it fails unsent when the deadline
+  // timer runs, in the loop's next turn (a handler never runs inside this
+  // call). It is not queued either: nothing behind it waits for it.
+  if (deadline <= clock::now()) return;
   // Written at once with nothing queued and room in the window: the link is
   // not saturated, so there is nothing to judge (and its handler never runs
   // inside this call). Otherwise it waits its turn in the queue.

@@ -64,6 +64,7 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
                  client().config().command_timeout, options.keep_queue_place, polling_delays(*lock_)),
         owner_id_(owner),
         lease_(lease.value_or(watchdog_mode)) {
+    if (options.called && *options.called < tally_.started) queued_for_ = tally_.started - *options.called;
     if (options.on_token) fenced_ = std::make_unique<Fenced>(Fenced{std::move(options.on_token), std::nullopt});
     // Most kinds wait on the lock's own channel: share the lock's text rather
     // than keep a copy per waiter. A per-owner channel (fair lock) is the
@@ -170,8 +171,12 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     last_try_sent_ = sent;
     auto call = step.last ? lock_->try_acquire_call(owner_id_, lease_ms()) : lock_->acquire_call(owner_id_, lease_ms());
     call.keys.push_back(keys::acquire_cancel(lock_->name(), attempt_.text()));
+    // The first try's command_timeout counts from the call: the time its
+    // task waited for the I/O thread is spent (a burst of calls at once).
+    auto deadline = command_deadline(sent);
+    if (tally_.attempts == 1 && deadline != clock::time_point::max()) deadline -= queued_for_;
     client().run_script(
-        *call.script, std::move(call.keys), std::move(call.args), command_deadline(sent), false,
+        *call.script, std::move(call.keys), std::move(call.args), deadline, false,
         [self = shared_from_this(), sent](Response&& response) { self->on_acquire(sent, std::move(response)); },
         replica_wait::hold);
   }
@@ -602,6 +607,8 @@ class AcquireOp final : public std::enable_shared_from_this<AcquireOp>,
     std::optional<Backoff> backoff;  // between such attempts
   };
   std::unique_ptr<SyncMiss> sync_;
+  // How long the call's task waited for the I/O thread before this op began.
+  clock::duration queued_for_{0};
   // The answer held back while the op leaves the fair queue (leave_queue).
   struct Leaving {
     std::error_code error;
