@@ -9,8 +9,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -80,6 +82,12 @@ int run_burst_mode(const options& opts) {
   std::fflush(stdout);
 
   if (std::getenv("BURST_SYNC_OFF")) target.client.replica_sync.mode = warden::replica_sync_mode::off;
+  // A callback hears only errc::timed_out; the failure's text, logged at
+  // debug level, says whether the try was never written ("not sent").
+  auto unsent = std::make_shared<std::atomic<std::size_t>>(0);
+  target.client.logger = [unsent](warden::log_level level, std::string_view message) {
+    if (level == warden::log_level::debug && message.find("not sent") != std::string_view::npos) ++*unsent;
+  };
   server_stats stats(target.home);
   auto client = std::make_unique<warden::Client>(target.client);
   // Connected and the scripts loaded before the clock starts.
@@ -119,15 +127,19 @@ int run_burst_mode(const options& opts) {
     seen.all_done.wait(guard, [&] { return seen.done == burst; });
   }
   const auto finished = steady::now();
+  const std::size_t not_sent = unsent->load();
   const double client_cpu = process_cpu_s() - client_cpu_before;
   const std::uint64_t scripts_by_end = stats.script_calls() - scripts_before;
   const double server_cpu = stats.cpu_s() - server_cpu_before;
 
   fmt::print("  issued in {:.2f} s; every call answered after {:.2f} s\n", seconds_between(started, issued),
              seconds_between(started, finished));
-  fmt::print("  acquired {} (the last at {:.2f} s), failed {} (timed out {}, other {}){}\n", seen.acquired,
-             seen.acquired ? seconds_between(started, seen.last_success) : 0.0, seen.timed_out + seen.other,
-             seen.timed_out, seen.other, seen.other ? " first other: " + seen.first_other : std::string());
+  fmt::print(
+      "  acquired {} (the last at {:.2f} s), failed {} (timed out {}: {} of them unsent, {} after they were written; "
+      "other {}){}\n",
+      seen.acquired, seen.acquired ? seconds_between(started, seen.last_success) : 0.0, seen.timed_out + seen.other,
+      seen.timed_out, not_sent, seen.timed_out - std::min(seen.timed_out, not_sent), seen.other,
+      seen.other ? " first other: " + seen.first_other : std::string());
   if (seen.timed_out + seen.other != 0) {
     fmt::print("  failures from {:.2f} s to {:.2f} s\n", seconds_between(started, seen.first_failure),
                seconds_between(started, seen.last_failure));
