@@ -247,6 +247,49 @@ TEST(Overload, ABurstKeepsAFastServerBusyUntilTheDeadlines) {
   EXPECT_EQ(probe.keys("burst-*").size(), acquired);
 }
 
+// A call is answered within about command_timeout of when it was made, not
+// of when the I/O thread got to it: one whose task waited that long behind a
+// busy I/O thread (here a callback that holds it, which stands for a burst
+// of work) fails unsent, and nothing reaches the server for it.
+TEST(Overload, ACallThatWaitedPastItsDeadlineForTheIoThreadFailsUnsent) {
+  RedisServer server;
+  RedisProbe probe(server);
+  Config config = fast_config(server);
+  config.command_timeout = 500ms;
+  Client client{config};
+  client.get_lock("waited-warm-up").lock(lock_options().with_lease(1s));
+  client.get_lock("waited-warm-up").unlock();
+  probe.command({"CONFIG", "RESETSTAT"});
+
+  Event holding;
+  Event let_go;
+  client.get_lock("waited-busy").lock_async(new_owner_id(), lock_options().with_lease(10s), [&](std::error_code) {
+    holding.set();
+    let_go.wait_for(10s);
+  });
+  ASSERT_TRUE(holding.wait_for(5s));
+  // Made while the I/O thread is held: its task waits.
+  auto late = client.get_lock("waited-late").lock_async(new_owner_id(), lock_options().with_lease(10s));
+  auto made = std::chrono::steady_clock::now();
+  // The scenario itself: the I/O thread stays busy past the call's deadline.
+  std::this_thread::sleep_until(made + config.command_timeout + 100ms);
+  let_go.set();
+  try {
+    late.get();
+    ADD_FAILURE() << "a call made " << config.command_timeout.count() << " ms before the I/O thread got to it "
+                  << "was sent and acquired";
+  } catch (const Error& error) {
+    EXPECT_EQ(error.code(), errc::timed_out) << error.what();
+    EXPECT_NE(std::string(error.what()).find("not sent"), std::string::npos) << error.what();
+  }
+  EXPECT_FALSE(probe.exists("waited-late"));
+  // The held call's acquire alone reached the server.
+  EXPECT_EQ(probe.script_calls(), 1);
+  // The I/O thread, free again, serves a new call as ever.
+  client.get_lock("waited-next").lock_async(new_owner_id(), lock_options().with_lease(10s)).get();
+  EXPECT_TRUE(probe.exists("waited-next"));
+}
+
 TEST(Overload, QueuedReleasesAreSentAndAnswered) {
   RedisServer server;
   RedisProbe probe(server);
