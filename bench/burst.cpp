@@ -171,6 +171,9 @@ int run_burst_mode(const options& opts) {
     last_cpu = now_cpu;
   }
   fmt::print("  scripts in the {} s after: {}\n", windows * 10, after_total);
+  // Every key is a hold taken (or an attempt's cancel mark): a failure that
+  // took effect at the server would show as more keys than acquires.
+  fmt::print("  keys at the server now: {} (acquired {})\n", stats.connection().command({"DBSIZE"}), seen.acquired);
   fmt::print("  acquire scripts per success: {:.3f} (1 = nothing but the acquires that succeeded reached the server)\n",
              seen.acquired ? static_cast<double>(scripts_by_end) / static_cast<double>(seen.acquired) : 0.0);
   client.reset();
