@@ -19,6 +19,7 @@
 
 #include <warden/warden.hpp>
 
+#include "burst.hpp"
 #include "coro_scenario.hpp"
 #include "hiredis_loop.hpp"
 #include "lock/keys.hpp"
@@ -487,6 +488,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   try {
+    if (opts.burst) return run_burst_mode(opts);
     if (opts.scale || opts.waiters) return run_scale_modes(opts);
     if (opts.replica) return run_replica_mode(opts);
     return run(opts);

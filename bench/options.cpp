@@ -98,6 +98,10 @@ options parse_options(int argc, char** argv) {
       // Config::lock_watchdog_timeout's own range starts at 3 ms; below 30 ms
       // a renewal period would be shorter than the bench's readings.
       opts.lease_ms = parse_count(value(), "--lease", 30, 3'600'000);
+    } else if (arg == "--burst") {
+      opts.burst = static_cast<std::size_t>(parse_count(value(), "--burst", 1, 10'000'000));
+    } else if (arg == "--burst-watch") {
+      opts.burst_watch_s = static_cast<int>(parse_count(value(), "--burst-watch", 0, 3'600));
     } else if (arg == "--peer") {
       opts.peer_dir = value();
     } else if (arg == "--cluster") {
@@ -135,6 +139,10 @@ options parse_options(int argc, char** argv) {
   }
   if (opts.replica && (opts.records_path || opts.fair || opts.spin)) {
     throw usage_error("--records, --fair and --spin belong to the scenarios, not to --replica");
+  }
+  if (opts.burst && (scale_mode || opts.replica || opts.cluster || opts.records_path || opts.fair || opts.spin ||
+                     (opts.url && opts.url->find("+cluster") != std::string::npos))) {
+    throw usage_error("--burst runs alone, on one server (with --url, --lease and --burst-watch only)");
   }
   if (opts.cluster && opts.url) {
     throw usage_error(
@@ -322,6 +330,14 @@ server, --url or a throw-away one):
                       wake: the same N releases and N acquires (warden's
                       scripts) pipelined on one plain hiredis connection,
                       with a second one subscribed to every channel.
+  --burst N           one Client issues N lock_async calls at once (a
+                      completion each, its own owner, free locks, lease
+                      --lease, default 30000 ms) and waits for every answer:
+                      successes, failures (timed out or other) and when they
+                      came, acquire scripts that reached the server (INFO
+                      commandstats), client and server CPU; then the server's
+                      scripts per 10 s for --burst-watch seconds (default 60),
+                      where settling of lost attempts would show.
 Targets of the scale modes: worst added latency ≤ 5 ms; client CPU for
 renewals < 5 % of a core; renewal scripts per period = ⌈H / 100⌉ (±2 %);
 ≤ 1 KiB per held lock; ≤ 1 KiB per parked waiter; leftover ≤ 16 B per name

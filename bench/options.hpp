@@ -29,6 +29,9 @@ struct options {
   std::size_t in_flight = 1'000;       // --in-flight N: async calls outstanding at most (--scale)
   std::optional<int> batch;            // --batch N: Config::lock_watchdog_batch_size (--scale)
   std::optional<long long> lease_ms;   // --lease MS: Config::lock_watchdog_timeout
+  // --burst N: N lock_async calls at once (issue 29); replaces the scenarios.
+  std::optional<std::size_t> burst;
+  int burst_watch_s = 60;  // --burst-watch SECONDS: the server watched after the burst
   // --peer DIR: also run S1/S2/S3 with redis-semaphore's Mutex (Node), whose
   // packages npm installed in DIR (bench/peer_run.hpp).
   std::optional<std::string> peer_dir;

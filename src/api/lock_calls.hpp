@@ -124,9 +124,10 @@ enum class catches { hold, token };
 // first, so that a parked waiter keeps one callback object, not two.
 template <catches What, class Out>
 void start_acquire(LockCore& lock, thread_id owner, std::optional<milliseconds> wait, std::optional<milliseconds> lease,
-                   Out out, cancel_token cancel) {
+                   Out out, cancel_token cancel, std::chrono::steady_clock::time_point called) {
   AcquireOptions options;
   options.cancel = std::move(cancel);
+  options.called = called;
   if constexpr (What == catches::hold) {
     // No token is asked for: nothing to catch it in.
     lock.acquire(
@@ -158,9 +159,11 @@ void acquire(const std::shared_ptr<LockCore>& core, thread_id owner, std::option
                              failure<Acquired>(make_error_code(errc::invalid_argument), core->message(*problem)));
   }
   // A copy stays here to hear of a client already shut down.
-  bool queued = core->client().post_operation([core, owner, wait, lease, cancel = std::move(cancel), out]() mutable {
-    start_acquire<What>(*core, owner, wait, lease, std::move(out), std::move(cancel));
-  });
+  auto called = std::chrono::steady_clock::now();
+  bool queued =
+      core->client().post_operation([core, owner, wait, lease, cancel = std::move(cancel), out, called]() mutable {
+        start_acquire<What>(*core, owner, wait, lease, std::move(out), std::move(cancel), called);
+      });
   if (!queued) out(failure<Acquired>(make_error_code(errc::shut_down), core->message("the client is shut down")));
 }
 

@@ -36,7 +36,8 @@ Connection::Connection(EventLoop& loop, ConnectionOptions options)
     : loop_(loop),
       options_(std::move(options)),
       server_(options_.unix_socket.empty() ? host_and_port(options_.host, options_.port) : options_.unix_socket),
-      link_(Backoff(options_.backoff_min, options_.backoff_max, random_seed())) {}
+      link_(Backoff(options_.backoff_min, options_.backoff_max, random_seed())),
+      window_(options_.max_in_flight) {}
 
 Connection::~Connection() { close(); }
 
@@ -156,6 +157,7 @@ void Connection::drop(std::error_code why, std::string detail, bool closed_unans
     }
   }
   queue_.insert(queue_.begin(), resend.begin(), resend.end());
+  window_.on(SendWindow::link_reset{});
   std::chrono::milliseconds delay{0};
   bool fail_queued = false;
   for (const auto& action : link_.on(LinkState::link_failed{why, closed_unanswered})) {

@@ -23,6 +23,7 @@
 #include "io/link_protocol.hpp"
 #include "io/link_state.hpp"
 #include "io/reply.hpp"
+#include "io/send_window.hpp"
 
 namespace warden::detail {
 
@@ -45,6 +46,10 @@ struct ConnectionOptions {
   std::chrono::milliseconds backoff_min{50};
   std::chrono::milliseconds backoff_max{2'000};
   int retry_attempts = 3;
+  // Commands written and not answered yet, at most (0: no bound); the rest
+  // wait in order, and one that could not be answered before its deadline
+  // fails unwritten (SendWindow).
+  std::size_t max_in_flight = 1024;
   // What the connection is for, in log lines and connection events.
   connection_role role = connection_role::command;
   // Set with CLIENT SETNAME during set-up, so that CLIENT LIST tells the
@@ -105,7 +110,9 @@ class Connection : private Flushable {
   void retire(const std::string& why);
 
   // Queues a command; `handler` runs exactly once, on the loop thread, with the
-  // reply or: errc::timed_out when no reply came by `deadline`; the last
+  // reply or: errc::timed_out when no reply came by `deadline`, with
+  // Response::unsent and not_run when it was never written (the server was
+  // answering too slowly for it to be answered by then: see SendWindow); the last
   // connect error (connection_refused, authentication_failed, tls_*) when no
   // connection could be made by then; errc::connection_lost when the link
   // dropped after the command was sent and it is not `idempotent` (idempotent
@@ -135,6 +142,8 @@ class Connection : private Flushable {
     bool idempotent = false;
     bool in_flight = false;
     int resends = 0;
+    clock::time_point written{};  // when last written, and
+    std::size_t ahead = 0;        // how many were in flight ahead of it then (SendWindow)
     Handler handler;
   };
   struct Socket;
@@ -158,6 +167,8 @@ class Connection : private Flushable {
   void drop(std::error_code why, std::string detail, bool closed_unanswered = false);
   void release_socket();
   void write_queued();
+  // The answer of a command that was never written by its deadline.
+  Response unsent(const Request& request) const;
   void write_request(std::uint64_t id, Request& request);
   void flush_output() override;
   void on_written(int status);
@@ -196,6 +207,7 @@ class Connection : private Flushable {
   std::uint64_t next_id_ = 1;
   std::unordered_map<std::uint64_t, Request> requests_;
   std::deque<std::uint64_t> queue_;  // not written yet, in order
+  SendWindow window_;                // how many may be written; which may still be
   // Deadlines of pending commands, a min-heap (std::push_heap with
   // std::greater) served by one timer. An entry whose command has completed
   // is skipped when it comes up, which is cheaper than a timer per command

@@ -38,12 +38,20 @@ void Connection::on_bytes(const char* data, std::size_t size) {
     drop(make_error_code(errc::protocol_error), protocol_.error_text());
     return;
   }
+  // The answer before this read's: the server could begin on a command
+  // only once it was written and the one before it was answered.
+  auto previous_answer = last_reply_;
   last_reply_ = clock::now();
   probe_outstanding_ = false;  // any answer shows the server is there
   Socket* socket = socket_;
   for (auto& event : events) {
     if (event.what == LinkProtocol::Event::type::reply) {
       // A reply to a command that timed out meanwhile finds no request.
+      auto it = requests_.find(event.id);
+      if (it != requests_.end() && it->second.in_flight) {
+        window_.on(SendWindow::answered{last_reply_, std::max(it->second.written, previous_answer), it->second.ahead});
+      }
+      previous_answer = last_reply_;
       complete(event.id, Response{{}, std::move(event.reply)});
     } else if (on_push_) {
       on_push_(event.push);
@@ -54,6 +62,20 @@ void Connection::on_bytes(const char* data, std::size_t size) {
   events.clear();
   if (events.capacity() > kept_events) std::vector<LinkProtocol::Event>().swap(events);
   events_.swap(events);
+  // The answers made room in the window: what waits goes out, in one write,
+  // now (a read may run outside the loop's turn, whose flush would come only
+  // with the next wake-up).
+  if (!queue_.empty()) {
+    write_queued();
+    if (socket_ == socket && !plain_out_.empty()) {
+      loop_.cancel_flush(this);
+      flush_output();
+      // A window's worth rarely fits the socket at once: the rest goes by
+      // libuv, whose write interest reaches epoll only inside a loop turn.
+      // A due-now timer makes sure one comes rather than the next wake-up.
+      if (write_in_progress_) loop_.after(std::chrono::milliseconds{0}, [] {});
+    }
+  }
 }
 
 void Connection::setup() {
@@ -136,18 +158,49 @@ void Connection::setup_read(const Response* answer) {
 }
 
 void Connection::write_queued() {
+  auto now = clock::now();
   while (link_.ready() && !queue_.empty()) {
     std::uint64_t id = queue_.front();
-    queue_.pop_front();
     auto it = requests_.find(id);
-    if (it == requests_.end()) continue;  // expired while queued
-    write_request(id, it->second);
+    if (it == requests_.end()) {
+      queue_.pop_front();  // expired while queued
+      continue;
+    }
+    auto todo = window_.on(SendWindow::offered{now, it->second.deadline, protocol_.in_flight()});
+    if (std::holds_alternative<SendWindow::hold>(todo[0])) return;  // the next answer offers it again
+    queue_.pop_front();
+    if (std::holds_alternative<SendWindow::write>(todo[0])) {
+      write_request(id, it->second);
+      continue;
+    }
+    // Its handler may send (queued behind the rest) or close this connection
+    // (the loop condition sees that).
+    complete(id, unsent(it->second));
   }
 }
 
+Response Connection::unsent(const Request& request) const {
+  // Written before and queued again after a drop: that copy's outcome is
+  // unknown, so this is a plain time-out.
+  if (request.resends > 0) return failure(make_error_code(errc::timed_out));
+  Response response = failure(pending_error());
+  response.not_run = true;
+  response.unsent = true;
+  if (response.detail.empty()) {
+    response.detail = fmt::format(
+        "not sent: the server would have answered it in about {} ms ({} commands in flight on this connection, at "
+        "most {}), past its deadline",
+        std::chrono::duration_cast<std::chrono::milliseconds>(window_.expected(protocol_.in_flight())).count(),
+        protocol_.in_flight(), window_.limit());
+  }
+  return response;
+}
+
 void Connection::write_request(std::uint64_t id, Request& request) {
+  request.ahead = protocol_.in_flight();
   protocol_.send_encoded(id, request.command, plain_out_);
   request.in_flight = true;
+  request.written = clock::now();
   // Only an idempotent command is ever written again.
   if (!request.idempotent) std::string().swap(request.command);
   loop_.schedule_flush(this);
@@ -172,7 +225,15 @@ void Connection::send_encoded(std::string command, clock::time_point deadline, b
   request.idempotent = idempotent;
   request.handler = std::move(handler);
   watch_deadline(deadline, id);
-  if (link_.ready() && queue_.empty()) {
+  // Made past its deadline already (its caller's call waited for the I/O
+  // thread that long): never written, it fails unsent when the deadline
+  // timer runs, in the loop's next turn (a handler never runs inside this
+  // call). It is not queued either: nothing behind it waits for it.
+  if (deadline <= clock::now()) return;
+  // Written at once with nothing queued and room in the window: the link is
+  // not saturated, so there is nothing to judge (and its handler never runs
+  // inside this call). Otherwise it waits its turn in the queue.
+  if (link_.ready() && queue_.empty() && (window_.limit() == 0 || protocol_.in_flight() < window_.limit())) {
     write_request(id, request);
   } else {
     queue_.push_back(id);
@@ -243,7 +304,12 @@ void Connection::expire(std::uint64_t id) {
   auto it = requests_.find(id);
   if (it == requests_.end()) return;
   // A late reply to a command in flight finds no request and is dropped.
-  complete(id, it->second.in_flight ? Response{make_error_code(errc::timed_out), {}} : failure(pending_error()));
+  // It still holds its place in the window until then: the server has it.
+  if (it->second.in_flight) {
+    complete(id, Response{make_error_code(errc::timed_out), {}});
+    return;
+  }
+  complete(id, unsent(it->second));
 }
 
 void Connection::complete(std::uint64_t id, Response&& response) {

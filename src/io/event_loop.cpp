@@ -348,13 +348,40 @@ void EventLoop::drain() {
   // A caller leading the loop leaves posted tasks to the loop thread, and
   // hands the loop back at once.
   if (leading_) return;
+  // A bounded batch, oldest first: a thousand lock_async calls made at once
+  // are a thousand tasks, and run back to back they kept the loop off the
+  // sockets for seconds while the server, its window of commands answered,
+  // sat idle. The rest run after the loop has read and written (the
+  // wake-up is sent again, so its poll does not sleep).
+  constexpr std::size_t most_tasks = 256;
   std::deque<std::function<void()>> batch;
+  bool more = false;
   {
     std::lock_guard<std::mutex> guard(mutex_);
-    batch.swap(tasks_);
+    if (tasks_.size() <= most_tasks) {
+      batch.swap(tasks_);
+    } else {
+      auto end = tasks_.begin() + static_cast<std::ptrdiff_t>(most_tasks);
+      batch.assign(std::make_move_iterator(tasks_.begin()), std::make_move_iterator(end));
+      tasks_.erase(tasks_.begin(), end);
+      more = true;
+    }
   }
   for (auto& task : batch) task();
+  if (more && !stopping_) {
+    uv_async_send(&wakeup_);
+    return;
+  }
   if (stopping_ && !uv_is_closing(reinterpret_cast<uv_handle_t*>(&wakeup_))) {
+    // The shutdown task is the last one posted (nothing is accepted after
+    // it); anything still queued ahead of nothing runs now, before the
+    // handles close.
+    std::deque<std::function<void()>> rest;
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      rest.swap(tasks_);
+    }
+    for (auto& task : rest) task();
     // The shutdown task ran: close our own handles; uv_run returns once the
     // handles closed by `last_` (connections) have finished closing too.
     timers_.clear();

@@ -221,8 +221,9 @@ IntegerAnswer read_integer_answer(const Response& response, std::string_view wha
   IntegerAnswer answer;
   if (response.error) {
     answer.error = response.error;
-    answer.why = response.not_run ? fmt::format("{} was not run in time: {}", what, response.reply.str)
-                                  : fmt::format("{} failed: {}", what, describe_error(response));
+    answer.why = response.not_run && !response.unsent
+                     ? fmt::format("{} was not run in time: {}", what, response.reply.str)
+                     : fmt::format("{} failed: {}", what, describe_error(response));
   } else if ((answer.error = reply_problem(response.reply, {Reply::kind::integer}))) {
     answer.why = fmt::format("{} failed: {}", what, describe_problem(response.reply, {Reply::kind::integer}));
   } else {

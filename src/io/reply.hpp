@@ -105,6 +105,12 @@ struct Response {
   std::error_code error;
   Reply reply;
   bool not_run = false;
+  // With errc::timed_out (or the last connect error) and not_run: the command
+  // was never written, because the link could not have it answered before
+  // its deadline (overload: io/send_window.hpp) or never came up. It
+  // certainly had no effect; unlike a refusal it is not worth trying again
+  // within the same wait, which would only add to the overload.
+  bool unsent = false;
   // A transport error's cause in words, when the link knows it (why the
   // connection could not be made or was lost: "connect timed out after
   // 1000 ms", a TLS verification failure, ...).

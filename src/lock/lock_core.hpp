@@ -61,6 +61,11 @@ struct AcquireOptions {
   bool keep_queue_place = false;
   // Told the fencing token of the hold taken (FencedLock), just before done.
   std::function<void(std::int64_t token)> on_token;
+  // When the caller made the call (unset: when the acquire starts). A call
+  // whose task waited on the I/O thread's queue (a burst of calls made at
+  // once) has that wait counted against its first try's command_timeout, so
+  // a try that could no longer be answered in time fails unsent, not late.
+  std::optional<std::chrono::steady_clock::time_point> called;
 };
 
 // A script invocation: what a lock kind sends for one of its operations.

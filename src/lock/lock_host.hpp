@@ -27,6 +27,7 @@
 #include "io/server_links.hpp"
 #include "io/timer_queue.hpp"
 #include "lock/hold_book.hpp"
+#include "lock/settle_queue.hpp"
 
 namespace warden::detail {
 
@@ -42,6 +43,10 @@ struct LockSettings {
   std::chrono::milliseconds lock_watchdog_timeout{30'000};
   int lock_watchdog_batch_size = 100;
   std::chrono::milliseconds fair_lock_wait_timeout{300'000};
+  // Settles of lost attempts in flight at once (SettlePacer): an eighth of
+  // a connection's window (ConnectionOptions::max_in_flight), so background
+  // work never fills it.
+  std::size_t settles_in_flight = 128;
 };
 
 // An operation that may wait with no command in flight (an acquire parked on
@@ -143,7 +148,8 @@ class LockHost {
  public:
   using reply_handler = std::function<void(Response&&)>;
 
-  LockHost(std::string id, LockSettings settings) : id_(std::move(id)), config_(settings) {}
+  LockHost(std::string id, LockSettings settings)
+      : id_(std::move(id)), config_(settings), settles_(settings.settles_in_flight) {}
   virtual ~LockHost() = default;
   LockHost(const LockHost&) = delete;
   LockHost& operator=(const LockHost&) = delete;
@@ -171,6 +177,8 @@ class LockHost {
   virtual HostTopology& topology() = 0;
   // Which holds this client has (any thread may query it).
   virtual HoldBook& holds() = 0;
+  // The settles of lost attempts, paced (loop thread).
+  SettleQueue& settles() { return settles_; }
 
   // Runs `task` on the I/O thread; false (task dropped) once shut down.
   virtual bool post(std::function<void()> task) = 0;
@@ -210,6 +218,7 @@ class LockHost {
  private:
   std::string id_;
   LockSettings config_;
+  SettleQueue settles_;
 };
 
 // "warden: lock 'NAME' on HOST:PORT: WHAT"

@@ -117,8 +117,9 @@ class PermitWaitOp final : public std::enable_shared_from_this<PermitWaitOp>,
       return feed(answer);
     }
     if (response.error) {
-      failure_ = response.not_run ? fmt::format("acquire was not run in time: {}", response.reply.str)
-                                  : fmt::format("acquire failed: {}", describe_error(response));
+      failure_ = response.not_run && !response.unsent
+                     ? fmt::format("acquire was not run in time: {}", response.reply.str)
+                     : fmt::format("acquire failed: {}", describe_error(response));
       answer.kind = machine::answer::failed;
       answer.error = response.error;
       return feed(answer);

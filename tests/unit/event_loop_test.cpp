@@ -84,5 +84,39 @@ TEST(EventLoop, OutputOfATaskPostedWhileACallerLeadsLeavesAtOnce) {
   loop.stop({});
 }
 
+// A burst of calls is a burst of posted tasks. Run back to back, ten
+// thousand of them kept the loop from its sockets and timers for as long as
+// they took (a server, its window of commands answered, sat idle); the loop
+// runs them a bounded batch at a time, with a turn of its own between.
+TEST(EventLoop, ATimerDueRunsBetweenBatchesOfPostedTasks) {
+  EventLoop loop;
+  constexpr int tasks = 10'000;
+  Flag go;
+  Flag all_ran;
+  // Touched on the loop thread only.
+  int ran = 0;
+  int ran_before_timer = -1;
+  // Holds the loop thread until every task below is queued behind it.
+  loop.post([&] { go.wait_for(5s); });
+  loop.post([&] { loop.after(0ms, [&] { ran_before_timer = ran; }); });
+  for (int i = 0; i < tasks; ++i) {
+    loop.post([&] {
+      if (++ran == tasks) all_ran.set();
+    });
+  }
+  go.set();
+  ASSERT_TRUE(all_ran.wait_for(10s));
+  Flag read;
+  int seen = -1;
+  loop.post([&] {
+    seen = ran_before_timer;
+    read.set();
+  });
+  ASSERT_TRUE(read.wait_for(5s));
+  EXPECT_GE(seen, 0) << "the timer never ran";
+  EXPECT_LT(seen, tasks / 2) << "the timer due at once waited for the whole burst of tasks";
+  loop.stop({});
+}
+
 }  // namespace
 }  // namespace warden::detail
