@@ -99,6 +99,43 @@ std::int64_t server_stats::info_integer(const char* section, const char* field) 
   return std::strtoll(info.c_str() + at, nullptr, 10);
 }
 
+std::map<std::string, std::uint64_t> server_stats::command_calls() {
+  const std::string info = connection_.command({"INFO", "commandstats"});
+  std::map<std::string, std::uint64_t> calls;
+  // Lines "cmdstat_<name>:calls=<n>,usec=...".
+  const std::string_view prefix = "cmdstat_", key = ":calls=";
+  std::size_t at = 0;
+  while ((at = info.find(prefix, at)) != std::string::npos) {
+    const std::size_t name = at + prefix.size();
+    const std::size_t colon = info.find(key, name);
+    const std::size_t line_end = info.find('\n', name);
+    if (colon == std::string::npos || (line_end != std::string::npos && colon > line_end)) break;
+    calls[info.substr(name, colon - name)] = std::strtoull(info.c_str() + colon + key.size(), nullptr, 10);
+    at = colon;
+  }
+  return calls;
+}
+
+std::map<std::string, std::uint64_t> command_delta(const std::map<std::string, std::uint64_t>& before,
+                                                   const std::map<std::string, std::uint64_t>& after) {
+  std::map<std::string, std::uint64_t> delta;
+  for (const auto& [name, calls] : after) {
+    auto it = before.find(name);
+    const std::uint64_t was = it == before.end() ? 0 : it->second;
+    if (calls > was) delta[name] = calls - was;
+  }
+  return delta;
+}
+
+std::string format_command_calls(const std::map<std::string, std::uint64_t>& calls) {
+  std::string out;
+  for (const auto& [name, n] : calls) {
+    if (!out.empty()) out += ", ";
+    out += fmt::format("{} {}", name, n);
+  }
+  return out.empty() ? std::string("none") : out;
+}
+
 std::string load_average() {
   std::FILE* f = std::fopen("/proc/loadavg", "r");
   if (f == nullptr) return {};

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -50,6 +51,9 @@ class server_stats {
   double cpu_s();
   // An integer field of an INFO section ("stats", "pubsub_channels").
   std::int64_t info_integer(const char* section, const char* field);
+  // Calls per command so far (INFO commandstats: "evalsha" → calls), to
+  // count by type what a window of the run cost the server.
+  std::map<std::string, std::uint64_t> command_calls();
 
   redis_sync& connection() noexcept { return connection_; }
 
@@ -129,5 +133,12 @@ inline const char* pass_mark(bool pass) { return pass ? "✓ PASS" : "✗ MISS";
 // threads and the server alike; the reports show it so a noisy run can be
 // told from a slow library.
 std::string load_average();
+
+// What a window cost the server by command: the calls in `after` less those
+// in `before` (commands not called in it left out).
+std::map<std::string, std::uint64_t> command_delta(const std::map<std::string, std::uint64_t>& before,
+                                                   const std::map<std::string, std::uint64_t>& after);
+// "evalsha 20000, unsubscribe 10000" (by name), or "none".
+std::string format_command_calls(const std::map<std::string, std::uint64_t>& calls);
 
 }  // namespace warden_bench

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -112,7 +113,15 @@ struct waiters_result {
   latency_figures wake;                // release-all start → each waiter's completion
   latency_figures wake_after_release;  // its own lock's release answered (holder) → its completion
   double wake_server_cpu_s = 0;        // redis-server CPU from release-all start to the last completion
-  wake_floor floor;                    // the same N releases and acquires, pipelined on a plain connection
+  double wake_client_cpu_s = 0;        // this process's CPU over it (both Clients' I/O threads, the bench's polling)
+  std::map<std::string, std::uint64_t> wake_commands;  // the server's calls by command over the same window
+  // From the last completion until the waiters' channels have no subscriber
+  // left (INFO stats pubsub_channels back to its count before they parked):
+  // how long, and the server's calls by command meanwhile.
+  double channels_gone_s = -1;  // -1: not within 10 s
+  std::map<std::string, std::uint64_t> tail_commands;
+  wake_floors floors;           // the same N releases and acquires, pipelined on a plain connection, before and after
+  latency_figures second_wake;  // the second cycle's wake (shown, not judged)
   std::size_t acquired = 0;
   std::uint64_t waiter_errors = 0;
   std::string first_waiter_error;

@@ -10,6 +10,7 @@
 
 #include <warden/client.hpp>
 
+#include "cpu_time.hpp"
 #include "records.hpp"
 #include "scale.hpp"
 #include "scale_watch.hpp"
@@ -27,6 +28,12 @@ constexpr std::chrono::seconds wake_timeout = 120s;
 // Parked: no waiter script for this long (and every channel subscribed).
 constexpr std::chrono::milliseconds quiet_for = 500ms;
 constexpr int churn_pairs = 300;
+// The server's floor: read this many times, the first ones before the
+// cycles and the rest after them.
+constexpr int floor_runs = 5;
+constexpr int floor_runs_before = 2;
+// After the wake: how long the waiters' subscriptions may take to go.
+constexpr std::chrono::seconds channels_gone_timeout = 10s;
 
 // The waiters' completions, written on the measured Client's I/O thread into
 // storage taken before the first heap reading.
@@ -89,6 +96,19 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
   std::vector<warden::thread_id> owners(n);
   for (auto& o : owners) o = warden::new_owner_id();
   waiters_run run{client_config, settings, stats, churn_lock, client, *book, owners};
+  // The server's floor, before the cycles (and again after them): it varies
+  // with what else the machine runs, so the wake is compared with the median
+  // of several readings around it. Before the baseline reading, as the
+  // floor's own connections use this process's heap.
+  int floor_run = 0;
+  auto measure_floor = [&] {
+    ++floor_run;
+    fmt::print(stderr,
+               "waiters: the server's floor ({}/{}), {} releases and acquires pipelined on a plain connection...\n",
+               floor_run, floor_runs, n);
+    r.floors.runs.push_back(measure_wake_floor(server, settings.key_prefix, n, "publish", floor_run));
+  };
+  for (int i = 0; i < floor_runs_before; ++i) measure_floor();
   r.baseline = settled_memory(3, 100ms);
 
   // The cycle twice, on two sets of N names: what warden keeps per name
@@ -109,6 +129,7 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
     r.second_parked = second.parked_memory;
     r.after_second = second.after;
     r.second_acquired = second.acquired;
+    r.second_wake = second.wake;
     r.second_errors = second.waiter_errors + second.holder_release_errors + second.unlock_errors + second.holds_lost;
     if (!second.first_waiter_error.empty()) {
       notes.push_back("waiters, second cycle: first error: " + second.first_waiter_error);
@@ -116,9 +137,8 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
   }
   r.holds_lost += watch->holds_lost();
   for (auto& line : watch->log_note()) notes.push_back("measured Client: " + line);
-  // Last, after every heap reading: the server's own floor for the wake.
-  fmt::print(stderr, "waiters: the server's floor, {} releases and acquires pipelined on a plain connection...\n", n);
-  r.floor = measure_wake_floor(server, settings.key_prefix, n, "publish");
+  // The rest of the floor's readings, after every heap reading.
+  while (floor_run < floor_runs) measure_floor();
   return r;
 }
 
@@ -228,6 +248,8 @@ void run_cycle(waiters_run& run, const std::string& names, waiters_result& r, st
   error_tally release_errors;
   std::atomic<std::size_t> released{0};
   std::vector<std::int64_t>& released_ns = book->released_ns;
+  const auto calls0 = stats.command_calls();
+  const double client_cpu0 = process_cpu_s();
   const double server_cpu0 = stats.cpu_s();
   const std::int64_t t0 = now_ns();
   for (std::size_t i = 0; i < n; ++i) {
@@ -244,6 +266,22 @@ void run_cycle(waiters_run& run, const std::string& names, waiters_result& r, st
   }
   r.all_done = book->completed.load(std::memory_order_acquire) == n;
   r.wake_server_cpu_s = stats.cpu_s() - server_cpu0;
+  r.wake_client_cpu_s = process_cpu_s() - client_cpu0;
+  const auto calls1 = stats.command_calls();
+  r.wake_commands = command_delta(calls0, calls1);
+  // Served waiters keep no subscription for long: their channels go.
+  {
+    const std::int64_t gone0 = now_ns();
+    const std::int64_t deadline = gone0 + std::chrono::nanoseconds(channels_gone_timeout).count();
+    while (now_ns() < deadline) {
+      if (stats.info_integer("stats", "pubsub_channels") <= channels0) {
+        r.channels_gone_s = seconds_between(gone0, now_ns());
+        break;
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    r.tail_commands = command_delta(calls1, stats.command_calls());
+  }
   while (released.load(std::memory_order_acquire) < n && now_ns() < wake_deadline) std::this_thread::sleep_for(1ms);
   r.holder_release_errors = release_errors.count();
   {

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <stdexcept>
@@ -76,7 +77,7 @@ std::vector<std::string> release(const warden::Config& config, const lock_args& 
 }  // namespace
 
 wake_floor measure_wake_floor(const warden::Config& config, const std::string& prefix, std::size_t n,
-                              const char* publish_command) {
+                              const char* publish_command, int run) {
   wake_floor out;
   out.locks = n;
   try {
@@ -88,7 +89,7 @@ wake_floor measure_wake_floor(const warden::Config& config, const std::string& p
     }
     std::vector<lock_args> locks(n);
     for (std::size_t i = 0; i < n; ++i) {
-      locks[i].name = fmt::format("{}:floor:{}", prefix, i);
+      locks[i].name = run == 0 ? fmt::format("{}:floor:{}", prefix, i) : fmt::format("{}:floor{}:{}", prefix, run, i);
       locks[i].channel = keys::lock_channel(locks[i].name);
     }
     const std::string holder = "warden-bench-floor-holder:1", waiter = "warden-bench-floor-waiter:1";
@@ -105,11 +106,13 @@ wake_floor measure_wake_floor(const warden::Config& config, const std::string& p
       append(commands.context(), release(config, lock, holder, ++ids, publish_command));
       append(commands.context(), acquire(config, lock, waiter, ++ids));
     }
+    const auto calls0 = stats.command_calls();
     const double cpu0 = stats.cpu_s();
     const std::int64_t t0 = now_ns();
     read_replies(commands.context(), 2 * n, "releasing and taking again");
     const std::int64_t t1 = now_ns();
     out.server_cpu_s = stats.cpu_s() - cpu0;
+    out.commands = command_delta(calls0, stats.command_calls());
     out.seconds = seconds_between(t0, t1);
 
     // The messages the releases published, then the waiter's releases.
@@ -121,5 +124,32 @@ wake_floor measure_wake_floor(const warden::Config& config, const std::string& p
   }
   return out;
 }
+
+namespace {
+
+std::vector<double> measured_seconds(const wake_floors& floors) {
+  std::vector<double> seconds;
+  for (const auto& run : floors.runs) {
+    if (run.error.empty() && run.seconds > 0) seconds.push_back(run.seconds);
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return seconds;
+}
+
+}  // namespace
+
+double wake_floors::median_s() const {
+  const auto seconds = measured_seconds(*this);
+  if (seconds.empty()) return 0;
+  const std::size_t mid = seconds.size() / 2;
+  return seconds.size() % 2 == 1 ? seconds[mid] : (seconds[mid - 1] + seconds[mid]) / 2;
+}
+
+double wake_floors::min_s() const {
+  const auto seconds = measured_seconds(*this);
+  return seconds.empty() ? 0 : seconds.front();
+}
+
+std::size_t wake_floors::measured() const { return measured_seconds(*this).size(); }
 
 }  // namespace warden_bench

@@ -10,7 +10,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <warden/config.hpp>
 
@@ -18,15 +21,29 @@ namespace warden_bench {
 
 struct wake_floor {
   std::size_t locks = 0;
-  double seconds = 0;       // first byte written → last reply read, the 2N scripts
-  double server_cpu_s = 0;  // redis-server CPU over it (INFO cpu)
-  std::string error;        // set: not measured, and why
+  double seconds = 0;                             // first byte written → last reply read, the 2N scripts
+  double server_cpu_s = 0;                        // redis-server CPU over it (INFO cpu)
+  std::map<std::string, std::uint64_t> commands;  // the server's calls by command over it (INFO commandstats)
+  std::string error;                              // set: not measured, and why
 };
 
-// `n` locks named after `prefix`, taken, released and taken again by another
+// The floor measured several times in one run: it is as noisy as the
+// machine (other work steals the server's core), so one reading is no
+// fair yardstick. The median is the one a wake is compared with; the
+// fastest is shown as well.
+struct wake_floors {
+  std::vector<wake_floor> runs;  // in the order measured
+  // Of the runs measured without error; 0 when there is none.
+  double median_s() const;
+  double min_s() const;
+  std::size_t measured() const;
+};
+
+// `n` locks named after `prefix` and `run` (each run its own names: a
+// release's latch would otherwise answer a later run's release), taken, released and taken again by another
 // owner, then released; nothing is left but the releases' latch keys, which
 // expire as warden's do.
 wake_floor measure_wake_floor(const warden::Config& config, const std::string& prefix, std::size_t n,
-                              const char* publish_command);
+                              const char* publish_command, int run = 0);
 
 }  // namespace warden_bench
