@@ -115,6 +115,8 @@ struct waiters_result {
   double wake_server_cpu_s = 0;        // redis-server CPU from release-all start to the last completion
   double wake_client_cpu_s = 0;        // this process's CPU over it (both Clients' I/O threads, the bench's polling)
   std::map<std::string, std::uint64_t> wake_commands;  // the server's calls by command over the same window
+  std::int64_t wake_expired_keys = 0;                  // keys the server expired over it (INFO stats)
+  std::size_t latches_dropped = 0;                     // unlock latches removed around the floor's readings
   // From the last completion until the waiters' channels have no subscriber
   // left (INFO stats pubsub_channels back to its count before they parked):
   // how long, and the server's calls by command meanwhile.

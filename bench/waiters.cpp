@@ -106,7 +106,11 @@ waiters_result run_waiters(const warden::Config& client_config, const warden::Co
     fmt::print(stderr,
                "waiters: the server's floor ({}/{}), {} releases and acquires pipelined on a plain connection...\n",
                floor_run, floor_runs, n);
+    // No latch of the bench's earlier work expires during it (nor after
+    // it, during the cycles): the readings are alike.
+    r.latches_dropped += drop_unlock_latches(server, settings.key_prefix);
     r.floors.runs.push_back(measure_wake_floor(server, settings.key_prefix, n, "publish", floor_run));
+    r.latches_dropped += drop_unlock_latches(server, settings.key_prefix);
   };
   for (int i = 0; i < floor_runs_before; ++i) measure_floor();
   r.baseline = settled_memory(3, 100ms);
@@ -250,6 +254,7 @@ void run_cycle(waiters_run& run, const std::string& names, waiters_result& r, st
   std::vector<std::int64_t>& released_ns = book->released_ns;
   const auto calls0 = stats.command_calls();
   const double client_cpu0 = process_cpu_s();
+  const std::int64_t expired0 = stats.info_integer("stats", "expired_keys");
   const double server_cpu0 = stats.cpu_s();
   const std::int64_t t0 = now_ns();
   for (std::size_t i = 0; i < n; ++i) {
@@ -269,6 +274,7 @@ void run_cycle(waiters_run& run, const std::string& names, waiters_result& r, st
   r.wake_client_cpu_s = process_cpu_s() - client_cpu0;
   const auto calls1 = stats.command_calls();
   r.wake_commands = command_delta(calls0, calls1);
+  r.wake_expired_keys = stats.info_integer("stats", "expired_keys") - expired0;
   // Served waiters keep no subscription for long: their channels go.
   {
     const std::int64_t gone0 = now_ns();

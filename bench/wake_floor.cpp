@@ -107,12 +107,14 @@ wake_floor measure_wake_floor(const warden::Config& config, const std::string& p
       append(commands.context(), acquire(config, lock, waiter, ++ids));
     }
     const auto calls0 = stats.command_calls();
+    const std::int64_t expired0 = stats.info_integer("stats", "expired_keys");
     const double cpu0 = stats.cpu_s();
     const std::int64_t t0 = now_ns();
     read_replies(commands.context(), 2 * n, "releasing and taking again");
     const std::int64_t t1 = now_ns();
     out.server_cpu_s = stats.cpu_s() - cpu0;
     out.commands = command_delta(calls0, stats.command_calls());
+    out.expired_keys = stats.info_integer("stats", "expired_keys") - expired0;
     out.seconds = seconds_between(t0, t1);
 
     // The messages the releases published, then the waiter's releases.
@@ -123,6 +125,34 @@ wake_floor measure_wake_floor(const warden::Config& config, const std::string& p
     out.error = e.what();
   }
   return out;
+}
+
+std::size_t drop_unlock_latches(const warden::Config& config, const std::string& prefix) {
+  auto connection = redis_sync::connect(config, std::chrono::seconds(30));
+  redisContext* context = connection.context();
+  const std::string pattern = keys::unlock_latch(prefix, "") + "*";
+  // The name is the hash tag's start: "redisson_unlock_latch:{<prefix>" then anything.
+  const std::string match = pattern.substr(0, pattern.find(prefix) + prefix.size()) + "*";
+  std::string cursor = "0";
+  std::size_t dropped = 0;
+  do {
+    void* raw = redisCommand(context, "SCAN %s MATCH %s COUNT 10000", cursor.c_str(), match.c_str());
+    if (raw == nullptr) throw std::runtime_error(fmt::format("dropping latches: {}", context->errstr));
+    std::unique_ptr<redisReply, decltype(&freeReplyObject)> reply(static_cast<redisReply*>(raw), freeReplyObject);
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2)
+      throw std::runtime_error("dropping latches: bad SCAN reply");
+    cursor.assign(reply->element[0]->str, reply->element[0]->len);
+    const redisReply* found = reply->element[1];
+    if (found->elements != 0) {
+      std::vector<std::string> command{"UNLINK"};
+      for (std::size_t i = 0; i < found->elements; ++i)
+        command.emplace_back(found->element[i]->str, found->element[i]->len);
+      append(context, command);
+      read_replies(context, 1, "dropping latches");
+      dropped += found->elements;
+    }
+  } while (cursor != "0");
+  return dropped;
 }
 
 namespace {

@@ -24,6 +24,7 @@ struct wake_floor {
   double seconds = 0;                             // first byte written → last reply read, the 2N scripts
   double server_cpu_s = 0;                        // redis-server CPU over it (INFO cpu)
   std::map<std::string, std::uint64_t> commands;  // the server's calls by command over it (INFO commandstats)
+  std::int64_t expired_keys = 0;                  // keys the server expired over it (INFO stats)
   std::string error;                              // set: not measured, and why
 };
 
@@ -38,6 +39,13 @@ struct wake_floors {
   double min_s() const;
   std::size_t measured() const;
 };
+
+// Removes the unlock latches of every lock whose name begins with `prefix`
+// (what warden's releases and the floor's leave behind, expiring after
+// command_timeout × (retry_attempts + 2)), so that the server's expiring of
+// them does not fall into a later measured window: readings taken 15 s
+// apart would otherwise differ by that work. Returns how many went.
+std::size_t drop_unlock_latches(const warden::Config& config, const std::string& prefix);
 
 // `n` locks named after `prefix` and `run` (each run its own names: a
 // release's latch would otherwise answer a later run's release), taken, released and taken again by another
