@@ -24,9 +24,9 @@ struct RenewalPacing {
     std::size_t calls;
     std::size_t holds;
   };
-  static constexpr Step on_time{4, 400};  // ~1 ms of server work
-  static constexpr Step behind{16, 1'600};
-  static constexpr Step late{64, 6'400};
+  static constexpr Step on_time{4, 800};  // up to ~2 ms of server work
+  static constexpr Step behind{16, 3'200};
+  static constexpr Step late{64, 12'800};
 
   // Renewal calls of `batch_size` holds that may be unanswered at once when
   // the call waiting to be sent has a hold `lateness` past its due time (<= 0:

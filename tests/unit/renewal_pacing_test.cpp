@@ -32,12 +32,14 @@ TEST(RenewalPacing, WiderInStepsAsRenewalsFallBehind) {
 // Larger batches: as many holds in flight, so others wait behind as much
 // server work, in fewer calls; never fewer than one.
 TEST(RenewalPacing, BoundedInHoldsForLargeBatches) {
-  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 200), 2u);
-  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 400), 1u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 200), 4u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 400), 2u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 800), 1u);
   EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 5000), 1u);
-  EXPECT_EQ(RenewalPacing::calls_in_flight(period / 3, period, 200), 8u);
-  EXPECT_EQ(RenewalPacing::calls_in_flight(period, period, 200), 32u);
-  EXPECT_EQ(RenewalPacing::most_calls_in_flight(10'000), 1u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(period / 3, period, 400), 8u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(period, period, 400), 32u);
+  EXPECT_EQ(RenewalPacing::most_calls_in_flight(400), 32u);
+  EXPECT_EQ(RenewalPacing::most_calls_in_flight(20'000), 1u);
 }
 
 // Small batches: bounded in calls (each call costs the server more than its
