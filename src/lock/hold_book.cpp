@@ -39,12 +39,15 @@ void HoldBook::file(Hold& hold, clock::time_point due) {
     wheel_.remove(hold);
     return;
   }
-  wheel_.catch_up(clock::now());
+  // Only an empty wheel's cursor lags (RenewalWheel::catch_up): no clock
+  // read per renewed hold.
+  if (wheel_.size() == 0) wheel_.catch_up(clock::now());
   wheel_.add(hold, due);
   if (keeper_) keeper_->renewal_filed(due);
 }
 
 void HoldBook::erase(hold_map::iterator it) {
+  if (it->second.renewing) ++renewing_changes_;
   wheel_.remove(it->second);
   if (keeper_) keeper_->hold_gone(it->first);
   if (it->second.renewing) {
@@ -123,6 +126,7 @@ std::chrono::milliseconds HoldBook::releasing(const LockCore& lock, thread_id ow
   auto it = holds_.find({&lock, owner});
   if (it == holds_.end()) return watchdog_lease_;
   Hold& hold = it->second;
+  if (hold.renewing) ++renewing_changes_;
   if (hold.levels.size() <= 1) {
     hold.releasing = true;
     wheel_.remove(hold);
@@ -140,6 +144,7 @@ void HoldBook::released(const LockCore& lock, thread_id owner, bool freed) {
   auto it = holds_.find({&lock, owner});
   if (it == holds_.end()) return;
   Hold& hold = it->second;
+  if (hold.renewing) ++renewing_changes_;
   if (!hold.levels.empty()) hold.levels.pop_back();
   if (freed || hold.levels.empty()) return erase(it);
   hold.releasing = false;
@@ -153,6 +158,7 @@ void HoldBook::leased(const LockCore& lock, thread_id owner, milliseconds lease,
   auto it = holds_.find({&lock, owner});
   if (it == holds_.end()) return;
   Hold& hold = it->second;
+  if (hold.renewing) ++renewing_changes_;
   std::fill(hold.levels.begin(), hold.levels.end(), fixed_level);
   hold.valid_until = sent + lease;
   hold.confirmed_at = clock::now();

@@ -193,6 +193,11 @@ class HoldBook {
   // re-taken, or now on a fixed lease. What take_due() marked stays marked
   // for the holds kept. Loop thread.
   void keep_sendable(std::vector<Due>& batch);
+  // How many times a hold taken for renewal has changed so far (released or
+  // releasing, re-leased, out of the book). keep_sendable() has nothing to
+  // drop from a batch taken when this read the same as now: the watchdog
+  // skips reading its holds again, out of the cache after a wait. Loop thread.
+  std::uint64_t renewing_changes() const { return renewing_changes_; }
 
   // The hold is lost: it leaves the book, and knew_of() still says so until
   // the owner acquires it again or it is forgotten. Returns its lock, or null
@@ -237,6 +242,7 @@ class HoldBook {
   std::unordered_map<key, std::shared_ptr<LockCore>, key_hash> lost_;  // kept alive so the key stays unambiguous
   RenewalWheel wheel_;
   std::uint64_t next_epoch_ = 1;
+  std::uint64_t renewing_changes_ = 0;  // see renewing_changes(); changed on the loop thread only
 };
 
 template <class Wanted>

@@ -8,40 +8,46 @@ RenewalWheel::RenewalWheel(clock::duration width, clock::duration span, clock::t
     : width_(std::max(width, clock::duration{1})),
       origin_(origin),
       buckets_(static_cast<std::size_t>(std::max<clock::duration::rep>(span / width_, 1) + 1)),
-      taken_(-1) {
-  for (auto& head : buckets_) head.prev = head.next = &head;
-  ready_.prev = ready_.next = &ready_;
+      taken_(-1) {}
+
+void RenewalWheel::push_back(std::int32_t at, Link& link) {
+  Bucket& bucket = line(at);
+  link.line = at;
+  link.index = static_cast<std::uint32_t>(bucket.items.size());
+  bucket.items.push_back(&link);
+  ++bucket.live;
+  ++size_;
 }
 
-void RenewalWheel::push_back(Link& head, Link& link) {
-  link.prev = head.prev;
-  link.next = &head;
-  head.prev->next = &link;
-  head.prev = &link;
+void RenewalWheel::unfile(Bucket& bucket, std::size_t i) {
+  bucket.items[i]->line = Link::unfiled;
+  bucket.items[i] = nullptr;
+  --bucket.live;
+  --size_;
 }
 
-void RenewalWheel::unlink(Link& link) {
-  link.prev->next = link.next;
-  link.next->prev = link.prev;
-  link.prev = link.next = nullptr;
+void RenewalWheel::reset(Bucket& bucket, bool drained) {
+  bucket.head = 0;
+  bucket.live = 0;
+  if (drained && bucket.items.capacity() <= 2 * bucket.items.size()) {
+    bucket.items.clear();
+  } else {
+    std::vector<Link*>().swap(bucket.items);
+  }
 }
 
 void RenewalWheel::add(Link& link, clock::time_point due) {
-  if (link.linked()) {
-    unlink(link);
-    --size_;
-  }
+  remove(link);
   link.due = due;
   // The bucket of `due`, or the line of what is already due, or the last
   // bucket the ring can tell apart from a taken one (a due time beyond it
   // is served early, never late).
   slot_t slot = due < origin_ ? taken_ : slot_of(due);
   if (slot <= taken_) {
-    push_back(ready_, link);
+    push_back(ready_line, link);
   } else {
-    push_back(bucket(std::min(slot, taken_ + static_cast<slot_t>(buckets_.size()))), link);
+    push_back(line_of(std::min(slot, taken_ + static_cast<slot_t>(buckets_.size()))), link);
   }
-  ++size_;
 }
 
 void RenewalWheel::catch_up(clock::time_point now) {
@@ -50,26 +56,30 @@ void RenewalWheel::catch_up(clock::time_point now) {
 
 void RenewalWheel::remove(Link& link) {
   if (!link.linked()) return;
-  unlink(link);
-  --size_;
+  Bucket& bucket = line(link.line);
+  unfile(bucket, link.index);
+  if (bucket.live == 0) reset(bucket, false);
 }
 
 std::optional<clock::time_point> RenewalWheel::next_due() const {
   if (size_ == 0) return std::nullopt;
-  if (!empty(ready_)) return start_of(taken_);
+  if (ready_.live != 0) return start_of(taken_);
   const auto count = static_cast<slot_t>(buckets_.size());
   for (slot_t slot = taken_ + 1; slot <= taken_ + count; ++slot) {
-    if (!empty(buckets_[static_cast<std::size_t>(slot % count)])) return start_of(slot);
+    if (buckets_[static_cast<std::size_t>(slot % count)].live != 0) return start_of(slot);
   }
   return std::nullopt;  // unreachable while size_ counts right
 }
 
 void RenewalWheel::clear() {
-  auto drop = [](Link& head) {
-    while (!empty(head)) unlink(*head.next);
+  auto drop = [](Bucket& bucket) {
+    for (Link* link : bucket.items) {
+      if (link != nullptr) link->line = Link::unfiled;
+    }
+    reset(bucket, false);
   };
   drop(ready_);
-  for (auto& head : buckets_) drop(head);
+  for (auto& bucket : buckets_) drop(bucket);
   size_ = 0;
 }
 

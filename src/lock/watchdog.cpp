@@ -9,6 +9,7 @@
 #include "io/script.hpp"
 #include "lock/lock_core.hpp"
 #include "lock/lock_host.hpp"
+#include "lock/renewal_pacing.hpp"
 
 namespace warden::detail {
 
@@ -21,31 +22,15 @@ namespace {
 // together are usually answered in one read: half the wake-ups of one.
 constexpr std::size_t slice_batches = 2;
 
-// Renewal calls unanswered per server at most. Others' commands share the
-// connection and wait at the server behind every batch already queued
-// there (about a quarter of a millisecond each for 100 holds): holds
-// renewed in a burst (taken in a burst a period earlier) would make them
-// wait for dozens. The rest wait here, a little, with most of their lease
-// still ahead.
-constexpr std::size_t max_in_flight = 4;
-
-// The same while renewals run late. The cap above allows 4 batches per
-// round trip, and a connection that also carries a crowd of other commands
-// (a thousand acquires in flight) has round trips of tens of milliseconds:
-// 4 × 100 holds per 30 ms is 13,000 holds a second, where a million holds
-// renewed every 10 s need 100,000. Renewals would fall behind for good and
-// holds would expire. Once a hold waiting to be sent has less than half its
-// lease left (half a period late), keeping it matters more than the others'
-// latency.
-constexpr std::size_t max_in_flight_late = 64;
-
-// Whether any hold of `call` has less than half of `lease` left at `now`.
+// How late the most overdue hold of `call` is at `now`: a hold renewed
+// with `lease` at valid_until - lease is due a `period` after that.
 template <class Call>
-bool running_late(const Call& call, clock::time_point now, std::chrono::milliseconds lease) {
-  for (const auto& hold : call.holds) {
-    if (hold.valid_until - now < lease / 2) return true;
-  }
-  return false;
+std::chrono::nanoseconds lateness(const Call& call, clock::time_point now, std::chrono::milliseconds lease,
+                                  std::chrono::milliseconds period) {
+  auto earliest = clock::time_point::max();
+  for (const auto& hold : call.holds) earliest = std::min(earliest, hold.valid_until);
+  if (earliest == clock::time_point::max()) return std::chrono::nanoseconds::min();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(now - (earliest - lease + period));
 }
 
 // The holds one tick takes, their lock cores and the cores' names lie all
@@ -125,17 +110,28 @@ void Watchdog::tick() {
   auto& topology = client_.topology();
   std::vector<Batch> batches;
   std::map<std::pair<std::uint32_t, const Script*>, std::size_t> open;  // the batch still filling, per group
+  // Most holds go with the one before them (one server, one kind of lock):
+  // the batch it went to is remembered, and the map asked only on a change.
+  std::size_t* last_slot = nullptr;
+  std::pair<std::uint32_t, const Script*> last_which{0, nullptr};
   auto add = [&](HoldBook::Due&& hold) {
     const Script* script = &hold.lock->renew_script();
     std::string_view renew_key = hold.lock->renew_key();
     auto group = topology.group_of(renew_key);
-    auto [slot, fresh] = open.try_emplace({group, script}, batches.size());
-    if (fresh || batches[slot->second].holds.size() >= batch_size_) {
-      slot->second = batches.size();
+    const std::pair<std::uint32_t, const Script*> which{group, script};
+    bool fresh = false;
+    if (last_slot == nullptr || which != last_which) {
+      auto [slot, inserted] = open.try_emplace(which, batches.size());
+      last_slot = &slot->second;  // a map's values stay put
+      last_which = which;
+      fresh = inserted;
+    }
+    if (fresh || batches[*last_slot].holds.size() >= batch_size_) {
+      *last_slot = batches.size();
       batches.push_back(Batch{script, group, {}, std::string(renew_key)});
       batches.back().holds.reserve(batch_size_);  // sized once
     }
-    batches[slot->second].holds.push_back(std::move(hold));
+    batches[*last_slot].holds.push_back(std::move(hold));
   };
   prefetch(due_);
   for (auto& hold : due_) add(std::move(hold));
@@ -156,7 +152,12 @@ void Watchdog::tick() {
         extra);
     for (auto& hold : extra) add(std::move(hold));
   }
-  for (auto& batch : batches) post(Outgoing{batch.script, std::move(batch.route_key), std::move(batch.holds)});
+  const auto changes = book_.renewing_changes();
+  for (auto& batch : batches) {
+    Outgoing outgoing{batch.script, std::move(batch.route_key), std::move(batch.holds), {}, changes};
+    outgoing.call = encode(outgoing);
+    post(std::move(outgoing));
+  }
   // More due than one slice (a stall, or a burst of holds taken at once): the
   // rest goes out on the next loop turn, after what others have queued. A
   // timer set for holds taken meanwhile would only wake the loop for nothing.
@@ -184,14 +185,28 @@ void Watchdog::pump(const std::string& node) {
   pumping_ = true;
   const auto now = clock::now();
   const auto lease = client_.config().lock_watchdog_timeout;
-  while (!stopped_ && box.in_flight < max_in_flight_late && !box.waiting.empty()) {
-    if (box.in_flight >= max_in_flight && !running_late(box.waiting.front(), now, lease)) break;
+  const auto period = book_.period();
+  // Renewal calls unanswered per server (RenewalPacing): a few while
+  // renewals keep up, more as they fall behind.
+  const std::size_t most = RenewalPacing::most_calls_in_flight(batch_size_);
+  while (!stopped_ && box.in_flight < most && !box.waiting.empty()) {
+    if (box.in_flight >=
+        RenewalPacing::calls_in_flight(lateness(box.waiting.front(), now, lease, period), period, batch_size_)) {
+      break;
+    }
     Outgoing next = std::move(box.waiting.front());
     box.waiting.pop_front();
     // Released or changed while it waited: not renewed. A call never
-    // follows a release of one of its holds on the wire.
-    book_.keep_sendable(next.holds);
-    if (next.holds.empty()) continue;
+    // follows a release of one of its holds on the wire. When no hold taken
+    // for renewal has changed since this call's were taken, there is
+    // nothing to drop, and its holds (out of the cache by now) stay unread.
+    if (next.changes != book_.renewing_changes()) {
+      for (const auto& hold : next.holds) __builtin_prefetch(hold.hold);
+      const auto taken = next.holds.size();
+      book_.keep_sendable(next.holds);
+      if (next.holds.empty()) continue;
+      if (next.holds.size() != taken) next.call = encode(next);
+    }
     ++box.in_flight;
     send(std::move(next), node);
   }
@@ -232,7 +247,7 @@ Command Watchdog::encode(const Outgoing& outgoing) {
 }
 
 void Watchdog::send(Outgoing outgoing, const std::string& node) {
-  auto call = encode(outgoing);
+  auto call = std::move(outgoing.call);
   auto holds = std::move(outgoing.holds);
   auto sent = clock::now();
   auto& hook = client_.observer().on_renewal;

@@ -50,12 +50,15 @@ class Watchdog final : private HoldBook::Keeper {
   // Renews holds now due, one slice.
   void tick();
   // One renewal call's holds (same script, same slot group), encoded when
-  // sent: a call held back for its server (see max_in_flight) is checked
-  // against the book first.
+  // taken, while the holds, their locks and names are in the cache. A call
+  // held back for its server (see RenewalPacing) is checked against the book
+  // before it is sent, and encoded again if that dropped any of its holds.
   struct Outgoing {
     const Script* script = nullptr;
     std::string route_key;  // the first hold's name
     std::vector<HoldBook::Due> holds;
+    Command call;
+    std::uint64_t changes = 0;  // HoldBook::renewing_changes() when taken
   };
   // Per server (Topology::server_of): calls sent and unanswered, and those
   // held back.

@@ -370,6 +370,44 @@ TEST_F(HoldBookTest, ManyHoldsReleasedWhileTheirRenewalsAreInFlightAreFreedByThe
   EXPECT_FALSE(book.next_due().has_value());
 }
 
+// The watchdog skips re-checking a held-back call when no hold taken for
+// renewal changed since it was taken: every change keep_sendable() would
+// act on must count, and changes to holds not being renewed need not.
+TEST_F(HoldBookTest, RenewingChangesCountEveryChangeToAHoldTakenForRenewal) {
+  char storage_b = 0, storage_c = 0, storage_d = 0, storage_e = 0;
+  auto b = fake_lock(storage_b), c = fake_lock(storage_c), d = fake_lock(storage_d), e = fake_lock(storage_e);
+  const auto long_ago = clock::now() - 10s;
+  for (auto* one : {&lock, &b, &c, &d}) book.acquired(*one, 7, std::nullopt, long_ago);
+  auto batch = book.take_due(clock::now(), 1000);
+  ASSERT_EQ(batch.size(), 4u);
+  auto seen = book.renewing_changes();
+  // Holds not taken for renewal: no count.
+  book.acquired(e, 7, std::nullopt, clock::now());
+  book.releasing(*e, 7);
+  book.released(*e, 7, true);
+  book.acquired(lock, 7, std::nullopt, clock::now());  // a re-entry: still to renew
+  EXPECT_EQ(book.renewing_changes(), seen);
+  std::vector<HoldBook::Due> unchanged = batch;
+  book.keep_sendable(unchanged);
+  EXPECT_EQ(unchanged.size(), 4u);
+  // Each change that makes a taken hold unsendable counts.
+  book.releasing(*b, 7);
+  EXPECT_GT(book.renewing_changes(), seen);
+  seen = book.renewing_changes();
+  book.leased(*c, 7, 5s, clock::now());
+  EXPECT_GT(book.renewing_changes(), seen);
+  seen = book.renewing_changes();
+  book.forget(*d, 7);
+  EXPECT_GT(book.renewing_changes(), seen);
+  seen = book.renewing_changes();
+  book.releasing(*lock, 7);  // one level of two left: still renewed
+  book.released(*lock, 7, false);
+  EXPECT_GT(book.renewing_changes(), seen);
+  book.keep_sendable(batch);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_EQ(batch[0].lock, lock.get());
+}
+
 // A renewal call held back for its server is checked again before it is
 // sent: it must never follow on the wire the final release of a hold it
 // renews, nor extend a hold that now keeps a fixed lease.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <vector>
 
 #include "lock/renewal_wheel.hpp"
@@ -146,6 +147,76 @@ TEST_F(RenewalWheelTest, TakeEarlyPicksWhatIsWantedBeforeTheBound) {
   EXPECT_EQ(wheel.take_early(t0 + 1s, 1, 10, any), 1u);
   EXPECT_EQ(wheel.take_early(t0 + 1s, 10, 0, any), 0u);
   EXPECT_EQ(taken, (std::vector<int>{2}));
+}
+
+// A removed link leaves its slot empty: the others keep their filing order,
+// a re-filed one goes to the back of its new bucket, and a bucket emptied by
+// removals (its storage let go) takes new links again.
+TEST_F(RenewalWheelTest, RemovalsKeepTheFilingOrderOfTheRest) {
+  Item items[] = {Item(1), Item(2), Item(3), Item(4), Item(5)};
+  for (auto& item : items) wheel.add(item, t0 + 100ms);
+  wheel.remove(items[1]);
+  wheel.add(items[3], t0 + 105ms);  // same bucket, filed again: now last
+  EXPECT_EQ(wheel.size(), 4u);
+  EXPECT_EQ(take(t0 + 100ms), (std::vector<int>{1, 3, 5, 4}));
+  Item f(6), g(7);
+  wheel.add(f, t0 + 200ms);
+  wheel.remove(f);
+  EXPECT_FALSE(wheel.next_due().has_value());
+  wheel.add(g, t0 + 200ms);
+  wheel.add(f, t0 + 200ms);
+  EXPECT_EQ(take(t0 + 200ms), (std::vector<int>{7, 6}));
+}
+
+// A take that stops at its limit inside a bucket resumes at the same place,
+// past links removed and taken early meanwhile; everything is taken once.
+TEST_F(RenewalWheelTest, ALimitedTakeResumesPastRemovedAndEarlyTakenLinks) {
+  std::vector<std::unique_ptr<Item>> items;
+  for (int n = 1; n <= 10; ++n) {
+    items.push_back(std::make_unique<Item>(n));
+    wheel.add(*items.back(), t0 + (n <= 6 ? 100ms : 300ms));
+  }
+  EXPECT_EQ(take(t0 + 100ms, 2), (std::vector<int>{1, 2}));
+  wheel.remove(*items[2]);  // 3
+  std::vector<int> early;
+  wheel.take_early(t0 + 1s, 1, 10, [&](RenewalWheel::Link& link) {
+    early.push_back(static_cast<Item&>(link).number);
+    return true;
+  });
+  EXPECT_EQ(early, (std::vector<int>{4}));  // the bucket the take stopped in comes first
+  EXPECT_EQ(take(t0 + 100ms, 2), (std::vector<int>{5, 6}));
+  EXPECT_TRUE(take(t0 + 100ms).empty());
+  EXPECT_EQ(take(t0 + 300ms), (std::vector<int>{7, 8, 9, 10}));
+  EXPECT_EQ(wheel.size(), 0u);
+  for (auto& item : items) EXPECT_FALSE(item->linked());
+}
+
+// Many links per bucket over several turns of the ring: each taken once, in
+// its bucket's order, and clear() unfiles whatever is left.
+TEST_F(RenewalWheelTest, ManyLinksOverSeveralTurnsOfTheRing) {
+  constexpr int count = 5000;
+  std::vector<std::unique_ptr<Item>> items;
+  for (int n = 0; n < count; ++n) items.push_back(std::make_unique<Item>(n));
+  auto now = t0;
+  for (int turn = 0; turn < 3; ++turn) {
+    for (int n = 0; n < count; ++n) wheel.add(*items[n], now + 10ms * (1 + n % 50));
+    std::vector<int> taken;
+    for (int step = 1; step <= 50; ++step) {
+      for (int n : take(now + 10ms * step)) taken.push_back(n);
+    }
+    ASSERT_EQ(taken.size(), static_cast<std::size_t>(count));
+    for (std::size_t i = 1; i < taken.size(); ++i) {
+      // Bucket by bucket, each in filing order.
+      auto bucket = [](int n) { return n % 50; };
+      ASSERT_TRUE(bucket(taken[i - 1]) < bucket(taken[i]) ||
+                  (bucket(taken[i - 1]) == bucket(taken[i]) && taken[i - 1] < taken[i]));
+    }
+    now += 500ms;
+  }
+  for (int n = 0; n < count; n += 2) wheel.add(*items[n], now + 50ms);
+  wheel.clear();
+  EXPECT_EQ(wheel.size(), 0u);
+  for (auto& item : items) EXPECT_FALSE(item->linked());
 }
 
 }  // namespace
