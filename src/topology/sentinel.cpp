@@ -120,8 +120,22 @@ void Sentinel::dispatch(std::shared_ptr<RoutedCommand> routed) {
     // Until a master is confirmed, or its deadline.
     parked_.park(std::move(routed), [this](const std::shared_ptr<RoutedCommand>& expired) {
       std::string why = fmt::format("no master confirmed for '{}' yet", config_.master_name);
-      if (!resolve_problem_.empty()) why += " (" + resolve_problem_ + ")";
-      expired->handler(unroutable(resolve_error_ ? resolve_error_ : make_error_code(errc::routing_failed), why));
+      std::error_code error = resolve_error_;
+      std::string problem = resolve_problem_;
+      if (!error) {
+        // The sentinels' queries may fail with this command's deadline (a
+        // query's deadline is the same command_timeout, begun a moment
+        // earlier or later): a sentinel that cannot be reached says why now.
+        for (const auto& [address, link] : sentinels_) {
+          auto cause = link->pending_error();
+          if (link->ready() || cause == errc::timed_out) continue;
+          error = cause;
+          if (problem.empty()) problem = fmt::format("{}: {}", address, cause.message());
+          break;
+        }
+      }
+      if (!problem.empty()) why += " (" + problem + ")";
+      expired->handler(unroutable(error ? error : make_error_code(errc::routing_failed), why));
     });
     return perform(resolver_.on(SentinelResolver::resolve_wanted{}));
   }

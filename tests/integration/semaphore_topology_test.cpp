@@ -197,6 +197,14 @@ TEST(SemaphoreTopology, APermitNoReplicaHasIsNotHandedOut) {
   EXPECT_EQ(probe.command({"ZCARD", "{replicated-pes}:timeout"}).integer, 0);
 
   replica.resume();
+  // Once the replica has caught up (a write of the probe's acknowledged), the
+  // permit is handed out, and the replica has it.
+  ASSERT_TRUE(eventually(
+      [&] {
+        probe.command({"SET", "replicated-pes:caught-up", "1"});
+        return probe.command({"WAIT", "1", "200"}).integer == 1;
+      },
+      10s));
   std::string id = semaphore.acquire(30s);
   RedisProbe replica_probe(replica);
   EXPECT_FALSE(replica_probe.command({"ZSCORE", "{replicated-pes}:timeout", id}).is_nil())
