@@ -300,11 +300,7 @@ TEST(CountDownLatch, ReplicaSyncWaitsForTheReplicaOnEveryWrite) {
   RedisServer master({"--repl-diskless-sync-delay", "0"});
   RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
   RedisProbe probe(master);
-  ASSERT_TRUE(eventually(
-      [&] {
-        return probe.command({"INFO", "replication"}).str.find("state=online") != std::string::npos;
-      },
-      10s));
+  ASSERT_TRUE(replica_online(probe));
   Config config = fast_config(master);
   config.replica_sync.mode = replica_sync_mode::all_known;
   Client client(config);

@@ -23,13 +23,7 @@ namespace {
 
 class FencedAcknowledgement : public ::testing::Test {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(eventually(
-        [&] {
-          return probe.command({"INFO", "replication"}).str.find("state=online") != std::string::npos;
-        },
-        10s));
-  }
+  void SetUp() override { ASSERT_TRUE(replica_online(probe)); }
   Config config() {
     Config out = fast_config(master);
     out.replica_sync.mode = replica_sync_mode::at_least_one;

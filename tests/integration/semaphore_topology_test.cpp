@@ -148,11 +148,7 @@ TEST(SemaphoreTopology, ReplicaSyncCoversAcquiresAndReleases) {
   RedisServer master({"--repl-diskless-sync-delay", "0"});
   RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
   RedisProbe probe(master);
-  ASSERT_TRUE(eventually(
-      [&] {
-        return probe.command({"INFO", "replication"}).str.find("state=online") != std::string::npos;
-      },
-      10s));
+  ASSERT_TRUE(replica_online(probe));
   Config config = fast_config(master);
   config.replica_sync.mode = replica_sync_mode::all_known;
   Client client(config);
@@ -174,11 +170,7 @@ TEST(SemaphoreTopology, APermitNoReplicaHasIsNotHandedOut) {
   RedisServer master({"--repl-diskless-sync-delay", "0"});
   RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
   RedisProbe probe(master);
-  ASSERT_TRUE(eventually(
-      [&] {
-        return probe.command({"INFO", "replication"}).str.find("state=online") != std::string::npos;
-      },
-      10s));
+  ASSERT_TRUE(replica_online(probe));
   Config config = fast_config(master);
   config.replica_sync.mode = replica_sync_mode::at_least_one;
   config.replica_sync.timeout = 300ms;

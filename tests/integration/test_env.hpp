@@ -57,6 +57,17 @@ long long subscribers(Probe& probe, const std::string& channel) {
   return reply.elements.size() == 2 ? reply.elements[1].integer : 0;
 }
 
+// Whether the master `probe` talks to has a replica online (INFO
+// replication), waiting up to `timeout` for it.
+template <class Probe>
+bool replica_online(Probe& probe, std::chrono::milliseconds timeout = 10s) {
+  return eventually(
+      [&] {
+        return probe.command({"INFO", "replication"}).str.find("state=online") != std::string::npos;
+      },
+      timeout);
+}
+
 // A one-shot event a callback can signal and a test can wait for.
 class Event {
  public:
