@@ -354,7 +354,9 @@ TEST(RedLock, AWrongTypeKeyIsNamedAsTheNodesCause) {
   EXPECT_EQ(error.code(), errc::quorum_not_reached) << what;
   EXPECT_NE(what.find("127.0.0.1:" + nodes.port(0) + ": key is not a lock of this kind ("), std::string::npos) << what;
   EXPECT_NE(what.find("127.0.0.1:" + nodes.port(1) + ": key is not a lock of this kind ("), std::string::npos) << what;
-  EXPECT_FALSE(nodes.probe(2).exists("typed"));
+  // The call fails as soon as two nodes refuse; the third node's hold, if its acquire landed
+  // first, is taken back a moment later rather than kept.
+  EXPECT_TRUE(eventually([&] { return !nodes.probe(2).exists("typed"); }, 5s));
 }
 
 TEST(RedLock, ANodeRestartedEmptyDuringAWatchdogHoldGetsTheKeyBack) {
