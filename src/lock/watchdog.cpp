@@ -17,9 +17,9 @@ namespace {
 
 // Holds taken from the wheel per loop turn, in batches: a bound on how long
 // one turn spends building renewals (about 0.1 ms per batch of 100) before
-// the loop serves other callers again, and on how many renewal scripts reach
-// the server back to back, ahead of other callers' commands. Two sent
-// together are usually answered in one read: half the wake-ups of one.
+// the loop serves other callers again. What reaches the server is the
+// outbox's to decide (RenewalPacing): a second batch taken with the first
+// waits there, encoded, and goes out once the first is answered.
 constexpr std::size_t slice_batches = 2;
 
 // How late the most overdue hold of `call` is at `now`: a hold renewed

@@ -270,7 +270,10 @@ TEST(RedLock, ACompetitorOnSomeNodesFollowsTheQuorumRule) {
   on_1.lock();  // 2 of 3: no majority left
   EXPECT_FALSE(lock.try_lock());
   EXPECT_FALSE(lock.try_lock_for(200ms));
-  EXPECT_FALSE(nodes.probe(2).exists("rule")) << "the free node kept a hold of a failed round";
+  // A round is lost once the quorum is out of reach; a free node's answer may come after that and
+  // is then taken back.
+  EXPECT_TRUE(eventually([&] { return !nodes.probe(2).exists("rule"); }, 5s))
+      << "the free node kept a hold of a failed round";
 
   on_0.unlock();  // back to 1 of 3
   EXPECT_TRUE(lock.try_lock_for(1s));
@@ -290,8 +293,7 @@ TEST(RedLock, ACompetitorOnTwoOrThreeOfFiveNodes) {
   lock.unlock();
   on_2.lock();
   EXPECT_FALSE(lock.try_lock());
-  EXPECT_FALSE(nodes.probe(3).exists("rule5"));
-  EXPECT_FALSE(nodes.probe(4).exists("rule5"));
+  EXPECT_TRUE(eventually([&] { return !nodes.probe(3).exists("rule5") && !nodes.probe(4).exists("rule5"); }, 5s));
   for (Lock* held : {&on_0, &on_1, &on_2}) held->unlock();
 }
 
@@ -307,7 +309,7 @@ TEST(RedLock, ContentionAndAFailedNodeTogetherIsAnErrorNamingBoth) {
   EXPECT_EQ(error.code(), errc::quorum_not_reached) << what;
   EXPECT_NE(what.find("127.0.0.1:" + nodes.port(0) + ": taken by another owner"), std::string::npos) << what;
   EXPECT_NE(what.find("127.0.0.1:" + nodes.port(2) + ": connection refused"), std::string::npos) << what;
-  EXPECT_FALSE(nodes.probe(1).exists("mixed"));
+  EXPECT_TRUE(eventually([&] { return !nodes.probe(1).exists("mixed"); }, 5s));
   on_0.unlock();
 }
 

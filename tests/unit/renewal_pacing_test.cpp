@@ -14,11 +14,13 @@ using namespace std::chrono_literals;
 
 constexpr std::chrono::nanoseconds period = 10s;
 
-TEST(RenewalPacing, AFewCallsWhileRenewalsKeepUp) {
-  EXPECT_EQ(RenewalPacing::calls_in_flight(-1s, period, 100), 4u);  // not due yet
-  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 100), 4u);
-  EXPECT_EQ(RenewalPacing::calls_in_flight(period / 4, period, 100), 4u);
-  EXPECT_EQ(RenewalPacing::calls_in_flight(std::chrono::nanoseconds::min(), period, 100), 4u);
+// While renewals keep up, one default batch is in flight: another caller's
+// command waits behind at most that much renewal work at the server.
+TEST(RenewalPacing, OneBatchWhileRenewalsKeepUp) {
+  EXPECT_EQ(RenewalPacing::calls_in_flight(-1s, period, 100), 1u);  // not due yet
+  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 100), 1u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(period / 4, period, 100), 1u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(std::chrono::nanoseconds::min(), period, 100), 1u);
 }
 
 TEST(RenewalPacing, WiderInStepsAsRenewalsFallBehind) {
@@ -32,9 +34,11 @@ TEST(RenewalPacing, WiderInStepsAsRenewalsFallBehind) {
 // Larger batches: as many holds in flight, so others wait behind as much
 // server work, in fewer calls; never fewer than one.
 TEST(RenewalPacing, BoundedInHoldsForLargeBatches) {
-  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 200), 4u);
-  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 400), 2u);
-  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 800), 1u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 50), 2u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 200), 1u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 400), 1u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(period / 3, period, 200), 16u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(period / 3, period, 800), 4u);
   EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 5000), 1u);
   EXPECT_EQ(RenewalPacing::calls_in_flight(period / 3, period, 400), 8u);
   EXPECT_EQ(RenewalPacing::calls_in_flight(period, period, 400), 32u);
@@ -45,10 +49,10 @@ TEST(RenewalPacing, BoundedInHoldsForLargeBatches) {
 // Small batches: bounded in calls (each call costs the server more than its
 // holds do).
 TEST(RenewalPacing, BoundedInCallsForSmallBatches) {
-  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 1), 4u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 1), 2u);
   EXPECT_EQ(RenewalPacing::calls_in_flight(period / 3, period, 1), 16u);
   EXPECT_EQ(RenewalPacing::calls_in_flight(period, period, 1), 64u);
-  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 0), 4u);
+  EXPECT_EQ(RenewalPacing::calls_in_flight(0s, period, 0), 2u);
 }
 
 }  // namespace
