@@ -297,23 +297,21 @@ TEST(CountDownLatch, WardensWritesAreWhatARedissonWaiterReads) {
 }
 
 TEST(CountDownLatch, ReplicaSyncWaitsForTheReplicaOnEveryWrite) {
-  RedisServer master({"--repl-diskless-sync-delay", "0"});
-  RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
-  RedisProbe probe(master);
-  ASSERT_TRUE(replica_online(probe));
-  Config config = fast_config(master);
+  MasterWithReplica servers;
+  ASSERT_TRUE(replica_online(servers.probe));
+  Config config = fast_config(servers.master);
   config.replica_sync.mode = replica_sync_mode::all_known;
   Client client(config);
-  RedisProbe replica_probe(replica);
+  RedisProbe replica_probe(servers.replica);
   CountDownLatch latch = client.get_count_down_latch("replicated");
-  auto waits = probe.command_calls("wait");
+  auto waits = servers.probe.command_calls("wait");
   ASSERT_TRUE(latch.try_set_count(2));
   EXPECT_EQ(replica_probe.get("replicated"), "2");  // acknowledged by the time it returns
   latch.count_down();
   EXPECT_EQ(replica_probe.get("replicated"), "1");
   latch.count_down();
   EXPECT_FALSE(replica_probe.exists("replicated"));
-  EXPECT_GE(probe.command_calls("wait") - waits, 3);
+  EXPECT_GE(servers.probe.command_calls("wait") - waits, 3);
 }
 
 TEST(CountDownLatch, WorksOnTheMasterTheSentinelsName) {

@@ -21,7 +21,7 @@
 namespace warden::test {
 namespace {
 
-class FencedAcknowledgement : public ::testing::Test {
+class FencedAcknowledgement : public ::testing::Test, protected MasterWithReplica {
  protected:
   void SetUp() override { ASSERT_TRUE(replica_online(probe)); }
   Config config() {
@@ -36,9 +36,6 @@ class FencedAcknowledgement : public ::testing::Test {
     return value ? std::stoll(*value) : 0;
   }
 
-  RedisServer master{std::vector<std::string>{"--repl-diskless-sync-delay", "0"}};
-  RedisServer replica{std::vector<std::string>{"--replicaof", "127.0.0.1", std::to_string(master.port())}};
-  RedisProbe probe{master};
   std::atomic<int> misses{0};
 };
 

@@ -52,6 +52,13 @@ class Slowed {
 // (ConnectionOptions::max_in_flight).
 constexpr std::size_t window = 1024;
 
+// Connected, scripts loaded and the first use of a lock paid: a burst that
+// follows measures nothing but itself.
+void warm_up(Client& client, const std::string& name) {
+  client.get_lock(name).lock(lock_options().with_lease(1s));
+  client.get_lock(name).unlock();
+}
+
 struct Outcomes {
   std::size_t acquired = 0;
   std::size_t not_sent = 0;        // errc::timed_out, never written
@@ -67,9 +74,7 @@ TEST(Overload, ABurstBeyondTheDeadlineFailsUnsentWhileTheFirstSucceed) {
   Config config = fast_config(server);
   config.command_timeout = 500ms;
   Client client{config};
-  // Connected, scripts loaded: the burst measures nothing but itself.
-  client.get_lock("overload-warm-up").lock(lock_options().with_lease(1s));
-  client.get_lock("overload-warm-up").unlock();
+  warm_up(client, "overload-warm-up");
   probe.command({"CONFIG", "RESETSTAT"});
 
   constexpr std::size_t burst = 30'000;
@@ -168,8 +173,7 @@ TEST(Overload, ABurstKeepsAFastServerBusyUntilTheDeadlines) {
   Config config = fast_config(server);
   config.command_timeout = 1s;
   Client client{config};
-  client.get_lock("pace-warm-up").lock(lock_options().with_lease(1s));
-  client.get_lock("pace-warm-up").unlock();
+  warm_up(client, "pace-warm-up");
 
   // The pace: one window of calls at once, all written at once, none
   // queued; the time until the last answer is the server's (and this
@@ -276,8 +280,7 @@ TEST(Overload, ACallThatWaitedPastItsDeadlineForTheIoThreadFailsUnsent) {
   Config config = fast_config(server);
   config.command_timeout = 500ms;
   Client client{config};
-  client.get_lock("waited-warm-up").lock(lock_options().with_lease(1s));
-  client.get_lock("waited-warm-up").unlock();
+  warm_up(client, "waited-warm-up");
   probe.command({"CONFIG", "RESETSTAT"});
 
   Event holding;

@@ -115,22 +115,20 @@ TEST(ReplicaSync, AServerWithoutReplicasRefusesLocksUnsentAndSaysWhy) {
 }
 
 TEST(ReplicaSync, ASingleServerWithAReplicaWaitsForIt) {
-  RedisServer master({"--repl-diskless-sync-delay", "0"});
-  RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
-  RedisProbe probe(master);
+  MasterWithReplica servers;
   // Attached, and done with its first sync: ROLE lists it from then on.
-  ASSERT_TRUE(eventually([&] { return contains(probe.command({"INFO", "replication"}).str, "state=online"); }, 10s));
-  Config config = fast_config(master);
+  ASSERT_TRUE(replica_online(servers.probe));
+  Config config = fast_config(servers.master);
   config.replica_sync.mode = replica_sync_mode::all_known;
   Client client(config);
   Lock lock = client.get_lock("replicated");
   lock.lock();
   // Acknowledged: the replica has it by the time lock() returns.
-  RedisProbe replica_probe(replica);
+  RedisProbe replica_probe(servers.replica);
   EXPECT_TRUE(replica_probe.exists("replicated"));
   lock.unlock();
   EXPECT_FALSE(replica_probe.exists("replicated"));
-  EXPECT_GE(probe.command_calls("wait"), 2);
+  EXPECT_GE(servers.probe.command_calls("wait"), 2);
 }
 
 Config sentinel_config(const RedisSentinelGroup& group) { return fast_sentinel_config(group.url()); }

@@ -145,14 +145,12 @@ TEST(SemaphoreTopology, SentinelsMasterHoldsTheCountAndReleasesWake) {
 }
 
 TEST(SemaphoreTopology, ReplicaSyncCoversAcquiresAndReleases) {
-  RedisServer master({"--repl-diskless-sync-delay", "0"});
-  RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
-  RedisProbe probe(master);
-  ASSERT_TRUE(replica_online(probe));
-  Config config = fast_config(master);
+  MasterWithReplica servers;
+  ASSERT_TRUE(replica_online(servers.probe));
+  Config config = fast_config(servers.master);
   config.replica_sync.mode = replica_sync_mode::all_known;
   Client client(config);
-  RedisProbe replica_probe(replica);
+  RedisProbe replica_probe(servers.replica);
   Semaphore semaphore = client.get_semaphore("replicated-sem");
   semaphore.add_permits(2);
   semaphore.acquire();
@@ -167,38 +165,37 @@ TEST(SemaphoreTopology, ReplicaSyncCoversAcquiresAndReleases) {
 // taken on the master is given back; once acknowledged, the replica has the
 // permit by the time its id is returned.
 TEST(SemaphoreTopology, APermitNoReplicaHasIsNotHandedOut) {
-  RedisServer master({"--repl-diskless-sync-delay", "0"});
-  RedisServer replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
-  RedisProbe probe(master);
-  ASSERT_TRUE(replica_online(probe));
-  Config config = fast_config(master);
+  MasterWithReplica servers;
+  ASSERT_TRUE(replica_online(servers.probe));
+  Config config = fast_config(servers.master);
   config.replica_sync.mode = replica_sync_mode::at_least_one;
   config.replica_sync.timeout = 300ms;
   Client client(config);
   PermitExpirableSemaphore semaphore = client.get_permit_expirable_semaphore("replicated-pes");
   ASSERT_TRUE(semaphore.try_set_permits(2));
 
-  replica.pause();
+  servers.replica.pause();
   try {
     auto id = semaphore.try_acquire_for(1200ms, 30s);
     ADD_FAILURE() << "a permit no replica has was handed out: " << id.value_or("none");
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), errc::replica_sync_failed) << error.what();
   }
-  ASSERT_TRUE(eventually([&] { return probe.get("replicated-pes") == "2"; }, 5s)) << "the permit was not given back";
-  EXPECT_EQ(probe.command({"ZCARD", "{replicated-pes}:timeout"}).integer, 0);
+  ASSERT_TRUE(eventually([&] { return servers.probe.get("replicated-pes") == "2"; }, 5s))
+      << "the permit was not given back";
+  EXPECT_EQ(servers.probe.command({"ZCARD", "{replicated-pes}:timeout"}).integer, 0);
 
-  replica.resume();
+  servers.replica.resume();
   // Once the replica has caught up (a write of the probe's acknowledged), the
   // permit is handed out, and the replica has it.
   ASSERT_TRUE(eventually(
       [&] {
-        probe.command({"SET", "replicated-pes:caught-up", "1"});
-        return probe.command({"WAIT", "1", "200"}).integer == 1;
+        servers.probe.command({"SET", "replicated-pes:caught-up", "1"});
+        return servers.probe.command({"WAIT", "1", "200"}).integer == 1;
       },
       10s));
   std::string id = semaphore.acquire(30s);
-  RedisProbe replica_probe(replica);
+  RedisProbe replica_probe(servers.replica);
   EXPECT_FALSE(replica_probe.command({"ZSCORE", "{replicated-pes}:timeout", id}).is_nil())
       << "returned before the replica had it";
   semaphore.release(id);

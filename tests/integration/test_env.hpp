@@ -10,7 +10,9 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "redis_probe.hpp"
 #include "redis_server.hpp"
 
 namespace warden::test {
@@ -67,6 +69,15 @@ bool replica_online(Probe& probe, std::chrono::milliseconds timeout = 10s) {
       },
       timeout);
 }
+
+// A master and one replica of it (no diskless-sync delay: it syncs at once),
+// with a probe on the master. Wait for replica_online(probe) before relying
+// on the replica.
+struct MasterWithReplica {
+  RedisServer master{std::vector<std::string>{"--repl-diskless-sync-delay", "0"}};
+  RedisServer replica{std::vector<std::string>{"--replicaof", "127.0.0.1", std::to_string(master.port())}};
+  RedisProbe probe{master};
+};
 
 // A one-shot event a callback can signal and a test can wait for.
 class Event {
