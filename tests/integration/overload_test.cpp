@@ -118,10 +118,14 @@ TEST(Overload, ABurstBeyondTheDeadlineFailsUnsentWhileTheFirstSucceed) {
     }
     auto finished = std::chrono::steady_clock::now();
     // Every caller had its answer near its command's deadline, not at a
-    // multiple of it: nobody waited for settling or a second try. A
-    // sanitizer build's I/O thread needs seconds just to fail 30,000 calls.
-    EXPECT_LT(finished - issued, 2 * config.command_timeout + (sanitized_build ? 3000ms : 500ms))
-        << "issuing took " << elapsed_ms(started) - (finished - issued) / 1ms << " ms";
+    // multiple of it: nobody waited for settling or a second try. Only the
+    // plain build can tell: a sanitizer build's I/O thread spends seconds
+    // just failing 30,000 calls, in proportion to the machine's speed, so
+    // there the time says nothing about the deadlines.
+    if (!sanitized_build) {
+      EXPECT_LT(finished - issued, 2 * config.command_timeout + 500ms)
+          << "issuing took " << elapsed_ms(started) - (finished - issued) / 1ms << " ms";
+    }
   }
   SCOPED_TRACE(::testing::Message() << "acquired " << seen.acquired << ", not sent " << seen.not_sent
                                     << ", lost in flight " << seen.lost_in_flight);
