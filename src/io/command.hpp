@@ -42,6 +42,17 @@ class Command {
   // EVALSHA of `script` whose arguments after the SHA (key count, keys,
   // args) come encoded: `rest` holds `count` bulk strings (append_bulk).
   static Command evalsha(const Script& script, std::string_view rest, std::size_t count);
+  // The same, the arguments written in place by `write(bytes)` (append_bulk),
+  // with room for about `size` bytes of them made first: a renewal batch's
+  // hundred names are copied once, not into a buffer and then again.
+  template <class Write>
+  static Command evalsha(const Script& script, std::size_t count, std::size_t size, Write&& write) {
+    Command out;
+    out.script_ = &script;
+    out.start("EVALSHA", count + 2, size);
+    write(out.bytes_);
+    return out;
+  }
 
   const std::string& bytes() const { return bytes_; }
   const std::string& name() const { return name_; }

@@ -98,6 +98,11 @@ ScriptCall LockCore::resolve_call(thread_id owner, long long expected, milliseco
 
 void LockCore::write_owner_field(thread_id owner, std::string& out) const { client_->write_owner(owner, out); }
 
+const void* LockCore::owner_field_family() const {
+  static constexpr char owner_id_alone = 0;
+  return &owner_id_alone;
+}
+
 ScriptCall LockCore::set_lease_call(thread_id owner, milliseconds lease) const {
   return {&scripts::lock_set_lease, {name_key()}, {std::to_string(lease.count()), owner_field(owner)}};
 }

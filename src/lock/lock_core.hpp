@@ -179,11 +179,21 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   // The same, into `out` (replacing what it held): the watchdog reuses one
   // buffer for a whole batch.
   virtual void write_owner_field(thread_id owner, std::string& out) const;
+  // What write_owner_field() depends on besides the owner: a tag shared by
+  // every lock whose field is the same for the same owner (the client's
+  // owner id, with a suffix for a write lock), or null when each lock has
+  // its own (a permit's id). The watchdog writes the field once for a run
+  // of holds with one owner and one tag.
+  virtual const void* owner_field_family() const;
   // Batched renewal: one script for many holds; KEYS gets renew_key(), ARGV
   // gets the lease first and then the owner field per hold, or "" for the
   // same field as the hold before it. Reply: array of 1/0.
   virtual const Script& renew_script() const;
   std::string_view renew_key() const { return name(); }
+  // renew_key()'s first and last characters, found without reading them
+  // (name() reads the text's header): for a prefetch.
+  const char* renew_key_front() const { return channel_.data() + name_at_; }
+  const char* renew_key_back() const { return channel_.data() + name_at_ + name_size_ - 1; }
   virtual ScriptCall set_lease_call(thread_id owner, milliseconds lease) const;
   // What the observer's events call this kind.
   virtual lock_kind kind() const { return lock_kind::lock; }

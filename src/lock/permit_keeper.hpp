@@ -60,6 +60,7 @@ class PermitKeeper final : public LockCore {
 
   // The permit's id: pes_renew's ARGV entry for it.
   void write_owner_field(thread_id owner, std::string& out) const override;
+  const void* owner_field_family() const override { return nullptr; }  // each permit its own id
   const Script& renew_script() const override;
   // Client::close releases every hold in the book: a kept permit's release
   // answers as a lock's does (pes_release with 'lock_reply').

@@ -97,6 +97,11 @@ void WriteLockCore::write_owner_field(thread_id owner, std::string& out) const {
   out += ":write";
 }
 
+const void* WriteLockCore::owner_field_family() const {
+  static constexpr char owner_id_and_write = 0;
+  return &owner_id_and_write;
+}
+
 bool WriteLockCore::locked(const Inspection& state) const { return state.mode == "write"; }
 
 }  // namespace warden::detail

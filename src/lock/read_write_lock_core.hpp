@@ -59,6 +59,7 @@ class WriteLockCore final : public ReadWriteLockCore {
   ScriptCall resolve_call(thread_id owner, long long expected, milliseconds keep_lease) const override;
   // "<owner>:write": hold_count() and is_held_by_*() of the write lock.
   void write_owner_field(thread_id owner, std::string& out) const override;
+  const void* owner_field_family() const override;
   bool locked(const Inspection& state) const override;
   lock_kind kind() const override { return lock_kind::write; }
 };

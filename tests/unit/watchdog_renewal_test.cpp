@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "fake_host.hpp"
+#include "io/command.hpp"
 #include "lock/lock_core.hpp"
+#include "lock/read_write_lock_core.hpp"
 
 namespace warden::detail {
 namespace {
@@ -77,6 +79,42 @@ TEST(WatchdogRenewal, RenewsEveryHoldEachThirdOfTheLease) {
   }
   EXPECT_EQ(host->holds().count(*a, owner), 1);
   EXPECT_GT(host->holds().valid_until(*a, owner), clock::now());
+  host->shut_down();
+}
+
+// A renewal call's ARGV after the lease: each hold's field, or "" for the
+// same field as the hold before it (what the renew scripts read). The
+// watchdog skips building a field within a run of one owner's holds of
+// one field family, but never reuses one across owners or families (a
+// write lock's field is its owner's with ":write").
+TEST(WatchdogRenewal, SendsEachFieldOnceForARunOfHoldsThatShareIt) {
+  auto host = std::make_shared<FakeHost>(short_lease());
+  auto read_a = std::make_shared<ReadLockCore>(host, "a");
+  auto read_b = std::make_shared<ReadLockCore>(host, "b");
+  auto write_c = std::make_shared<WriteLockCore>(host, "c");
+  auto write_d = std::make_shared<WriteLockCore>(host, "d");
+  auto read_e = std::make_shared<ReadLockCore>(host, "e");
+  auto read_f = std::make_shared<ReadLockCore>(host, "f");
+  const auto taken = clock::now();
+  host->holds().acquired(read_a, owner, std::nullopt, taken);
+  host->holds().acquired(read_b, owner, std::nullopt, taken);
+  host->holds().acquired(write_c, owner, std::nullopt, taken);
+  host->holds().acquired(write_d, owner, std::nullopt, taken);
+  host->holds().acquired(read_e, owner, std::nullopt, taken);
+  host->holds().acquired(read_f, owner + 1, std::nullopt, taken);
+  host->run_for(130ms);
+  ASSERT_EQ(host->history().size(), 1u) << "the six holds in one call";
+
+  std::string fields;
+  for (const std::string& field : {read_a->owner_field(owner), std::string(), write_c->owner_field(owner),
+                                   std::string(), read_e->owner_field(owner), read_f->owner_field(owner + 1)}) {
+    append_bulk(fields, field);
+  }
+  const std::string& bytes = host->history().front().command.bytes();
+  ASSERT_GE(bytes.size(), fields.size());
+  EXPECT_EQ(bytes.substr(bytes.size() - fields.size()), fields);
+  EXPECT_EQ(write_c->owner_field(owner), read_a->owner_field(owner) + ":write");
+  host->drop_pending();
   host->shut_down();
 }
 
