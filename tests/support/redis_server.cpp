@@ -55,9 +55,10 @@ std::uint16_t pick_free_port() {
   return ntohs(address.sin_port);
 }
 
-std::string make_temp_directory() {
+std::string make_temp_directory(const std::string& parent) {
   const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/warden-redis-XXXXXX";
+  std::string pattern = (!parent.empty() ? parent : std::string(base != nullptr && *base != '\0' ? base : "/tmp")) +
+                        "/warden-redis-XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
   if (mkdtemp(buffer.data()) == nullptr) {
@@ -111,7 +112,7 @@ std::string password_in(const std::vector<std::string>& args) {
 }  // namespace
 
 RedisServer::RedisServer(std::vector<std::string> extra_args)
-    : RedisServer(RedisServerOptions{std::move(extra_args), std::nullopt, false, false, {}}) {}
+    : RedisServer(RedisServerOptions{std::move(extra_args), std::nullopt, false, false, {}, {}}) {}
 
 RedisServer::RedisServer(RedisServerOptions options)
     : extra_args_(std::move(options.extra_args)),
@@ -120,7 +121,7 @@ RedisServer::RedisServer(RedisServerOptions options)
       sentinel_(!options.sentinel_config.empty()),
       executable_(detail::resolve_program("redis-server", "/usr/bin/redis-server")) {
   password_ = password_in(extra_args_);
-  directory_ = make_temp_directory();
+  directory_ = make_temp_directory(options.parent_directory);
   if (sentinel_) {
     std::ofstream config(directory_ + "/sentinel.conf");
     for (const auto& line : options.sentinel_config) config << line << "\n";

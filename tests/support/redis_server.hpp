@@ -40,6 +40,9 @@ struct RedisServerOptions {
   // as it learns; it is kept across restarts. Persistence and DEBUG options
   // are not passed to it.
   std::vector<std::string> sentinel_config;
+  // Not empty: the temporary --dir (log, AOF, socket) is made in this
+  // directory instead of $TMPDIR (default /tmp).
+  std::string parent_directory;
 };
 
 // Not thread-safe: drive one RedisServer from one thread at a time (reading

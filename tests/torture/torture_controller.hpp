@@ -47,6 +47,7 @@ using warden::test::RedisCluster;
 using warden::test::RedisProbe;
 using warden::test::RedisSentinelGroup;
 using warden::test::RedisServer;
+using warden::test::RedisServerOptions;
 using warden::torture::monotonic_ns;
 namespace fs = std::filesystem;
 
