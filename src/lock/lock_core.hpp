@@ -192,8 +192,14 @@ class LockCore : public std::enable_shared_from_this<LockCore> {
   std::string_view renew_key() const { return name(); }
   // renew_key()'s first and last characters, found without reading them
   // (name() reads the text's header): for a prefetch.
-  const char* renew_key_front() const { return channel_.data() + name_at_; }
-  const char* renew_key_back() const { return channel_.data() + name_at_ + name_size_ - 1; }
+  const char* renew_key_front() const {
+    const char* text = channel_.data();
+    return text == nullptr ? nullptr : text + name_at_;
+  }
+  const char* renew_key_back() const {
+    const char* front = renew_key_front();
+    return front == nullptr || name_size_ == 0 ? front : front + name_size_ - 1;
+  }
   virtual ScriptCall set_lease_call(thread_id owner, milliseconds lease) const;
   // What the observer's events call this kind.
   virtual lock_kind kind() const { return lock_kind::lock; }
