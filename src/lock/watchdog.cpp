@@ -48,6 +48,34 @@ void prefetch(const std::vector<HoldBook::Due>& due) {
   }
 }
 
+// Each hold's owner field as a bulk string, or "" for the same field as the
+// hold before it (the renew scripts read it so): holds of one owner often
+// come together, and their field is sent once. Within a run of one owner's
+// holds of one field family it is not even built.
+void append_owner_fields(std::string& out, const std::vector<HoldBook::Due>& holds) {
+  std::string field, last_field;
+  const void* last_family = nullptr;
+  thread_id last_owner = 0;
+  for (std::size_t i = 0; i < holds.size(); ++i) {
+    const LockCore& lock = *holds[i].lock;
+    const void* family = lock.owner_field_family();
+    const thread_id owner = holds[i].which.second;
+    if (i > 0 && family != nullptr && family == last_family && owner == last_owner) {
+      append_bulk(out, {});
+      continue;
+    }
+    last_family = family;
+    last_owner = owner;
+    lock.write_owner_field(owner, field);
+    if (i > 0 && field == last_field) {
+      append_bulk(out, {});
+    } else {
+      append_bulk(out, field);
+      last_field = field;
+    }
+  }
+}
+
 }  // namespace
 
 Watchdog::Watchdog(LockHost& client, HoldBook& book)
@@ -227,10 +255,7 @@ void Watchdog::answered_on(const std::string& node) {
 }
 
 Command Watchdog::encode(const Outgoing& outgoing) {
-  // KEYS: the names; ARGV: the lease, then a field per hold. Holds of one
-  // owner often come together: the script reads "" as the field of the hold
-  // before, which saves building and sending it again; within a run of one
-  // owner's holds of one field family it is not even built. Names go
+  // KEYS: the names; ARGV: the lease, then a field per hold. Names go
   // straight into the call's bytes: no string or argv slot each.
   const std::size_t count = outgoing.holds.size();
   const auto lease = std::to_string(client_.config().lock_watchdog_timeout.count());
@@ -239,27 +264,7 @@ Command Watchdog::encode(const Outgoing& outgoing) {
                             append_bulk(out, std::to_string(count));
                             for (const auto& hold : outgoing.holds) append_bulk(out, hold.lock->renew_key());
                             append_bulk(out, lease);
-                            std::string field, last_field;
-                            const void* last_family = nullptr;
-                            thread_id last_owner = 0;
-                            for (std::size_t i = 0; i < count; ++i) {
-                              const auto& hold = outgoing.holds[i];
-                              const void* family = hold.lock->owner_field_family();
-                              const thread_id owner = hold.which.second;
-                              if (i > 0 && family != nullptr && family == last_family && owner == last_owner) {
-                                append_bulk(out, {});
-                                continue;
-                              }
-                              last_family = family;
-                              last_owner = owner;
-                              hold.lock->write_owner_field(owner, field);
-                              if (i > 0 && field == last_field) {
-                                append_bulk(out, {});
-                              } else {
-                                append_bulk(out, field);
-                                last_field = field;
-                              }
-                            }
+                            append_owner_fields(out, outgoing.holds);
                           });
 }
 

@@ -55,10 +55,12 @@ std::uint16_t pick_free_port() {
   return ntohs(address.sin_port);
 }
 
-std::string make_temp_directory(const std::string& parent) {
-  const char* base = std::getenv("TMPDIR");
-  std::string pattern = (!parent.empty() ? parent : std::string(base != nullptr && *base != '\0' ? base : "/tmp")) +
-                        "/warden-redis-XXXXXX";
+std::string make_temp_directory(std::string parent) {
+  if (parent.empty()) {
+    const char* base = std::getenv("TMPDIR");
+    parent = base != nullptr && *base != '\0' ? base : "/tmp";
+  }
+  std::string pattern = parent + "/warden-redis-XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
   if (mkdtemp(buffer.data()) == nullptr) {
