@@ -238,6 +238,7 @@ class controller {
   void start_sentinel();
   int sentinel_master();
   bool sentinel_settled();
+  std::string until_whole(std::int64_t promoted);
   void fault_sentinel_failover();
   void fault_sentinel_kill();
   void fault_replica_pause();

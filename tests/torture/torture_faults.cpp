@@ -371,6 +371,17 @@ bool controller::sentinel_settled() {
   return true;
 }
 
+// Waits until the group is whole again after a master changed, and says
+// when: a fault lasts until then. The new master has no replica until the
+// sentinels turn the old one (or the restarted node) into one, which they do
+// only after it has called itself master for a while (8 s), and replica
+// acknowledgement refuses every lock write meanwhile: waiters rightly wait.
+// A group that is not whole within 30 s fails the run.
+std::string controller::until_whole(std::int64_t promoted) {
+  group_->wait_until_healthy(30s);
+  return "; whole again (the other node its replica) " + std::to_string(ms_of(monotonic_ns() - promoted)) + " ms after";
+}
+
 // SENTINEL FAILOVER: the sentinels promote the replica (REPLICAOF NO ONE)
 // without asking the master to stop taking writes first, then reconfigure
 // the old master as its replica. Done when the other node is master by
@@ -410,9 +421,10 @@ void controller::fault_sentinel_failover() {
       throw std::runtime_error(command + " to sentinel " + std::to_string(sentinel) + ": " + reply.str);
     std::this_thread::sleep_for(100ms);
   }
+  const std::int64_t promoted = monotonic_ns();
   note(start, "failover",
        command + " (sentinel " + std::to_string(sentinel) + "): " + before + " replaced by " + node_text(replica) +
-           " after " + std::to_string(ms_of(monotonic_ns() - start)) + " ms");
+           " after " + std::to_string(ms_of(promoted - start)) + " ms" + until_whole(promoted));
   for (int lock = 0; lock < static_cast<int>(lock_names_.size()); ++lock) faults_.back().locks.push_back(lock);
 }
 
@@ -434,7 +446,7 @@ void controller::fault_sentinel_kill() {
   group_->restart_as_master(static_cast<std::size_t>(master));
   note(start, "master_kill",
        text + " killed; " + node_text(replica) + " master after " + std::to_string(ms_of(promoted - start)) +
-           " ms; restarted as an empty master");
+           " ms; restarted as an empty master" + until_whole(promoted));
   for (int lock = 0; lock < static_cast<int>(lock_names_.size()); ++lock) faults_.back().locks.push_back(lock);
 }
 

@@ -11,14 +11,13 @@ namespace torture_run {
 // connections, a killed holder), and then the waiters wait for that lease to
 // run out: a lease and a half-second. A fair queue may keep dead waiters of a
 // killed or stopped worker (all its threads) at its head, each dropped
-// fair_wait after its last attempt. After a kill -9 of a Sentinel master the
-// group refuses lock writes until the restarted node is a replica again
-// (about 10 s: the sentinels wait before correcting it).
+// fair_wait after its last attempt. A Sentinel failover or master kill lasts
+// until the group is whole again (until_whole), when lock writes are
+// acknowledged again.
 std::int64_t controller::settle_after(const fault& f) const {
   milliseconds settle = watchdog + 500ms;
   if (kind_ == "fair" && (f.kind == "kill_worker" || f.kind.rfind("sigstop", 0) == 0))
     settle += fair_wait * thread_count;
-  if (in_sentinel_ && f.kind == "master_kill") settle += 15s;
   // A killed pes holder's kept permit comes back up to a lease and a period
   // after the kill.
   if (kind_ == "pes" && f.kind == "kill_worker") settle += watchdog / 3;
