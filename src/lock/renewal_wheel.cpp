@@ -10,8 +10,17 @@ RenewalWheel::RenewalWheel(clock::duration width, clock::duration span, clock::t
       buckets_(static_cast<std::size_t>(std::max<clock::duration::rep>(span / width_, 1) + 1)),
       taken_(-1) {}
 
+namespace {
+
+// Kept room below this many links is not worth giving back (8 KiB).
+constexpr std::size_t small_room = 1024;
+
+}  // namespace
+
 void RenewalWheel::push_back(std::int32_t at, Link& link) {
   Bucket& bucket = line(at);
+  // An empty bucket with room is one that kept it: in use again.
+  if (bucket.items.empty()) kept_room_ -= bucket.items.capacity();
   link.line = at;
   link.index = static_cast<std::uint32_t>(bucket.items.size());
   bucket.items.push_back(&link);
@@ -27,13 +36,25 @@ void RenewalWheel::unfile(Bucket& bucket, std::size_t i) {
 }
 
 void RenewalWheel::reset(Bucket& bucket, bool drained) {
+  if (bucket.items.empty()) kept_room_ -= bucket.items.capacity();  // it kept room: decided again
   bucket.head = 0;
   bucket.live = 0;
   if (drained && bucket.items.capacity() <= 2 * bucket.items.size()) {
     bucket.items.clear();
+    kept_room_ += bucket.items.capacity();
   } else {
     std::vector<Link*>().swap(bucket.items);
   }
+}
+
+void RenewalWheel::release_kept_room() {
+  if (kept_room_ <= small_room || kept_room_ <= 4 * size_) return;
+  auto release = [](Bucket& bucket) {
+    if (bucket.items.empty()) std::vector<Link*>().swap(bucket.items);
+  };
+  release(ready_);
+  for (auto& bucket : buckets_) release(bucket);
+  kept_room_ = 0;
 }
 
 void RenewalWheel::add(Link& link, clock::time_point due) {
@@ -59,6 +80,7 @@ void RenewalWheel::remove(Link& link) {
   Bucket& bucket = line(link.line);
   unfile(bucket, link.index);
   if (bucket.live == 0) reset(bucket, false);
+  release_kept_room();
 }
 
 std::optional<clock::time_point> RenewalWheel::next_due() const {
@@ -72,7 +94,7 @@ std::optional<clock::time_point> RenewalWheel::next_due() const {
 }
 
 void RenewalWheel::clear() {
-  auto drop = [](Bucket& bucket) {
+  auto drop = [this](Bucket& bucket) {
     for (Link* link : bucket.items) {
       if (link != nullptr) link->line = Link::unfiled;
     }
@@ -81,6 +103,7 @@ void RenewalWheel::clear() {
   drop(ready_);
   for (auto& bucket : buckets_) drop(bucket);
   size_ = 0;
+  kept_room_ = 0;
 }
 
 }  // namespace warden::detail

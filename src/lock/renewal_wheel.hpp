@@ -73,6 +73,8 @@ class RenewalWheel {
   // nullopt when nothing is filed.
   std::optional<clock::time_point> next_due() const;
   std::size_t size() const { return size_; }
+  // Room for links that empty buckets keep for their next turn of the ring.
+  std::size_t kept_room() const { return kept_room_; }
   // Unfiles everything.
   void clear();
 
@@ -99,7 +101,12 @@ class RenewalWheel {
   // bucket used most of it (a bucket fills up again a ring later) and goes
   // when removals emptied it or it held far fewer than it had room for: what
   // a shrinking book no longer needs is not kept.
-  static void reset(Bucket& bucket, bool drained);
+  void reset(Bucket& bucket, bool drained);
+  // While holds are renewed, the room empty buckets keep is about what is
+  // filed (the buckets drained a period ago wait for them to come back).
+  // Once it is well beyond that (a mass release), it goes: a book that once
+  // held a million holds would otherwise keep 8 to 16 B of room for each.
+  void release_kept_room();
   // Takes from `bucket` until it is empty or `count` reaches `limit`; true
   // when it is empty.
   template <class Take>
@@ -111,6 +118,7 @@ class RenewalWheel {
   Bucket ready_;  // due in buckets already taken
   slot_t taken_;  // buckets up to this one have been taken
   std::size_t size_ = 0;
+  std::size_t kept_room_ = 0;  // the capacity of the buckets that are empty
 };
 
 template <class Take>

@@ -219,5 +219,30 @@ TEST_F(RenewalWheelTest, ManyLinksOverSeveralTurnsOfTheRing) {
   for (auto& item : items) EXPECT_FALSE(item->linked());
 }
 
+// Renewed holds go back into buckets a period on, and the buckets drained
+// meanwhile keep their room for the holds renewed a period later: while the
+// holds stay, that room stays. Once they are released, it goes, whatever
+// the timer does next (an empty wheel is never taken from again).
+TEST_F(RenewalWheelTest, TheRoomDrainedBucketsKeepGoesWhenTheHoldsDo) {
+  constexpr int count = 20000;
+  std::vector<std::unique_ptr<Item>> items;
+  for (int n = 0; n < count; ++n) items.push_back(std::make_unique<Item>(n));
+  // 400 ms of due times, then renewed once: each taken hold is filed 500 ms on.
+  for (int n = 0; n < count; ++n) wheel.add(*items[n], t0 + 10ms * (1 + n % 40));
+  for (int step = 1; step <= 40; ++step) {
+    wheel.take(t0 + 10ms * step, count, [](RenewalWheel::Link&) {});
+  }
+  for (int n = 0; n < count; ++n) wheel.add(*items[n], t0 + 510ms + 10ms * (n % 40));
+  ASSERT_EQ(wheel.size(), static_cast<std::size_t>(count));
+  EXPECT_GE(wheel.kept_room(), static_cast<std::size_t>(count));  // kept for the next turn
+  // Half released: the room is still about what is filed.
+  for (int n = 0; n < count; n += 2) wheel.remove(*items[n]);
+  EXPECT_GT(wheel.kept_room(), 0u);
+  // All released.
+  for (int n = 1; n < count; n += 2) wheel.remove(*items[n]);
+  EXPECT_EQ(wheel.size(), 0u);
+  EXPECT_EQ(wheel.kept_room(), 0u);
+}
+
 }  // namespace
 }  // namespace warden::detail
