@@ -143,10 +143,30 @@ void PubSub::perform(std::string_view channel, const ChannelState::actions& acti
   for (const auto& action : actions) {
     if (std::holds_alternative<ChannelState::subscribe>(action)) {
       connection_.send_subscription({sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE", std::string(channel)});
+    } else if (sharded_) {
+      // One at a time: the shard channels of one SUNSUBSCRIBE must share a
+      // cluster slot.
+      connection_.send_subscription({"SUNSUBSCRIBE", std::string(channel)});
     } else {
-      connection_.send_subscription({sharded_ ? "SUNSUBSCRIBE" : "UNSUBSCRIBE", std::string(channel)});
+      if (letting_go_.empty()) loop_.schedule_flush(this);
+      letting_go_.emplace_back(channel);
     }
   }
+}
+
+void PubSub::flush_output() {
+  // The server confirms each channel of an UNSUBSCRIBE apart, in order, and
+  // the link counts them against the command (LinkProtocol); a channel is in
+  // one command at most, as ChannelState has one command in flight for it.
+  constexpr std::size_t most_per_command = 512;
+  std::vector<std::string> argv;
+  for (std::size_t i = 0; i < letting_go_.size();) {
+    argv.assign(1, "UNSUBSCRIBE");
+    for (; i < letting_go_.size() && argv.size() <= most_per_command; ++i) argv.push_back(std::move(letting_go_[i]));
+    connection_.send_subscription(argv);
+  }
+  letting_go_.clear();
+  if (letting_go_.capacity() > most_per_command) std::vector<std::string>().swap(letting_go_);
 }
 
 void PubSub::forget_if_idle(std::string_view channel) {
@@ -389,6 +409,7 @@ void PubSub::on_link_down() {
 }
 
 void PubSub::wake_everyone() {
+  letting_go_.clear();  // forgotten by the server with the link, or not ours to send any more
   std::vector<std::pair<SharedText, std::uint64_t>> wake, unconfirmed;
   for (auto& [name, entry] : channels_) {
     entry.state.on(ChannelState::link_lost{});

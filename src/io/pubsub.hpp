@@ -30,16 +30,21 @@ class ChannelListener {
   virtual void on_wake(wake_cause why) = 0;
 };
 
-class PubSub {
+class PubSub : private Flushable {
  public:
   // `sharded`: subscribe with SSUBSCRIBE (shard channels, Redis 7) instead
   // of SUBSCRIBE; messages published with SPUBLISH then reach the waiters.
   PubSub(EventLoop& loop, ConnectionOptions options, bool sharded = false);
+  PubSub(const PubSub&) = delete;
+  PubSub& operator=(const PubSub&) = delete;
+  ~PubSub() { loop_.cancel_flush(this); }
 
   void start() { connection_.start(); }
   void close() {
     loop_.cancel(poll_timer_);
     poll_timer_ = 0;
+    loop_.cancel_flush(this);
+    letting_go_.clear();
     connection_.close();
   }
   // The node no longer serves these channels: every waiter is woken to
@@ -119,6 +124,8 @@ class PubSub {
   // those whose subscription was unconfirmed are told they are ready.
   void wake_everyone();
   void perform(std::string_view channel, const ChannelState::actions& actions);
+  // Sends the UNSUBSCRIBE of the channels let go in this loop turn.
+  void flush_output() override;
   void confirmed(std::string_view channel);
   void message(std::string_view channel, const std::string& payload);
   void wake_next(std::string_view channel);
@@ -146,6 +153,10 @@ class PubSub {
   Connection connection_;
   bool sharded_;
   Channels channels_;
+  // Channels let go in this loop turn, unsubscribed together at its end:
+  // a crowd of waiters served at once leaves in a few commands, not one
+  // each. A lost link drops them (the server forgot every subscription).
+  std::vector<std::string> letting_go_;
   // The listeners of the two-callback join, by waiter id.
   std::unordered_map<std::uint64_t, std::unique_ptr<ChannelListener>> owned_;
   std::uint64_t next_waiter_ = 1;

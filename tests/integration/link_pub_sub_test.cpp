@@ -51,6 +51,42 @@ TEST(LinkPubSub, ShardedModeSubscribesWithSsubscribeAndSpublishWakesTheWaiter) {
   EXPECT_EQ(waiter.woken.value(), 1);
 }
 
+// A crowd of waiters served at once lets its channels go in one UNSUBSCRIBE
+// per loop turn, not one each: the server runs a handful of commands where
+// it ran thousands. A channel let go and wanted again in the same turn is
+// subscribed again once the server confirmed the UNSUBSCRIBE, and wakes its
+// new waiter.
+TEST(LinkPubSub, ChannelsLetGoInOneTurnLeaveInOneUnsubscribe) {
+  RedisServer server;
+  RedisProbe probe(server);
+  LogRecorder log;
+  LoopHarness harness;
+  PubSub& pubsub = harness.pubsub(options_for(server, log, connection_role::subscriber), false);
+  constexpr int count = 300;
+  std::vector<Waiter> waiters(count);
+  auto channel = [](int i) { return "warden_test:crowd:" + std::to_string(i); };
+  for (int i = 0; i < count; ++i) waiters[i].join(harness, pubsub, channel(i));
+  for (auto& waiter : waiters) ASSERT_TRUE(waiter.ready.wait_for_at_least(1, 3s)) << log.all();
+  const long long before = command_stat(probe, "unsubscribe", "calls");
+
+  Waiter again;
+  harness.run([&] {
+    for (int i = 0; i < count; ++i) pubsub.leave(channel(i), waiters[i].id, false);
+    // Wanted again before the turn ends: its UNSUBSCRIBE is already owed.
+    again.id = pubsub.join(
+        channel(0), [&] { again.ready.add(); }, [&](wake_cause) { again.woken.add(); }, detail::lock_wake_policy());
+    return 0;
+  });
+  ASSERT_TRUE(again.ready.wait_for_at_least(1, 3s)) << log.all();
+  for (int i = 1; i < count; ++i) EXPECT_EQ(subscribers(probe, channel(i)), 0) << channel(i);
+  EXPECT_EQ(command_stat(probe, "unsubscribe", "calls") - before, 1);
+  EXPECT_EQ(subscribers(probe, channel(0)), 1);
+  EXPECT_TRUE(harness.run([&] { return pubsub.subscribed(channel(0)); }));
+  ASSERT_TRUE(again.park(harness, pubsub, channel(0)));
+  EXPECT_EQ(probe.command({"PUBLISH", channel(0), "0"}).integer, 1);
+  EXPECT_TRUE(again.woken.wait_for_at_least(1, 2s));
+}
+
 // The link drops after the server took a SUBSCRIBE but before its answer was
 // read: the waiter is told at once (it re-tries) instead of sleeping out its
 // wait for a confirmation that only a reconnect would bring.
