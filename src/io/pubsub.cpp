@@ -411,12 +411,18 @@ void PubSub::on_link_down() {
 void PubSub::wake_everyone() {
   letting_go_.clear();  // forgotten by the server with the link, or not ours to send any more
   std::vector<std::pair<SharedText, std::uint64_t>> wake, unconfirmed;
+  std::vector<SharedText> unused;
   for (auto& [name, entry] : channels_) {
     entry.state.on(ChannelState::link_lost{});
+    if (entry.waiters.empty()) unused.push_back(entry.name);
     for (auto& waiter : entry.waiters) {
       (waiter.ready ? wake : unconfirmed).emplace_back(entry.name, waiter.id);
     }
   }
+  // A channel let go whose UNSUBSCRIBE was unanswered when the link dropped
+  // has nobody and nothing in flight now: its entry goes, or the subscriber
+  // would never be idle again (and the loop thread never park).
+  for (const auto& name : unused) forget_if_idle(name.view());
   for (auto& [name, id] : wake) wake_one(name.view(), id, wake_cause::reconnect);
   for (auto& [name, id] : unconfirmed) tell_ready(name.view(), id);
 }

@@ -108,6 +108,32 @@ TEST(LinkPubSub, AWaiterNotConfirmedYetIsToldWhenTheLinkDrops) {
   EXPECT_TRUE(first.woken.wait_for_at_least(1, 2s)) << log.all();
 }
 
+// The last waiter leaves and the link drops before the server answered the
+// UNSUBSCRIBE: nothing is subscribed or in flight any more, so the channel's
+// entry goes, and once the link is back the subscriber is idle again (the
+// loop thread may park). Kept, the entry would keep it busy for good.
+TEST(LinkPubSub, AChannelLetGoWhileTheLinkDropsLeavesTheSubscriberIdle) {
+  RedisServer server;
+  LogRecorder log;
+  Waiter waiter;
+  LoopHarness harness;
+  PubSub& pubsub = harness.pubsub(options_for(server, log, connection_role::subscriber), false);
+  const std::string channel = "warden_test:let_go";
+  waiter.join(harness, pubsub, channel);
+  ASSERT_TRUE(waiter.ready.wait_for_at_least(1, 3s)) << log.all();
+  EXPECT_FALSE(harness.run([&] { return pubsub.idle(); }));
+  server.pause();  // the UNSUBSCRIBE gets no answer
+  harness.run([&] {
+    pubsub.leave(channel, waiter.id, false);
+    return 0;
+  });
+  harness.sync();
+  server.kill();
+  server.start();
+  EXPECT_TRUE(eventually([&] { return harness.run([&] { return pubsub.idle(); }); }, 5s)) << log.all();
+  EXPECT_FALSE(harness.run([&] { return pubsub.subscribed(channel); }));
+}
+
 // A subscriber probed every 50 ms with one waiter parked on `channel`, and
 // the server's id of its connection. Members are destroyed loop first.
 struct ProbedSubscriber {
