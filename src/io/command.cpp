@@ -68,25 +68,16 @@ void Command::start(std::string_view name, std::size_t count, std::size_t rest_s
   count_ = count;
 }
 
-Command Command::evalsha(const Script& script, std::string_view rest, std::size_t count) {
-  Command out;
-  out.script_ = &script;
-  out.start("EVALSHA", count + 2, rest.size());
-  out.bytes_.append(rest);
-  return out;
-}
-
 Command Command::evalsha(const Script& script, const std::vector<std::string>& keys,
                          const std::vector<std::string>& args) {
-  std::string rest;
   std::size_t size = 16;
   for (const auto& key : keys) size += key.size() + 16;
   for (const auto& arg : args) size += arg.size() + 16;
-  rest.reserve(size);
-  append_bulk(rest, std::to_string(keys.size()));
-  for (const auto& key : keys) append_bulk(rest, key);
-  for (const auto& arg : args) append_bulk(rest, arg);
-  return evalsha(script, rest, 1 + keys.size() + args.size());
+  return evalsha(script, 1 + keys.size() + args.size(), size, [&](std::string& out) {
+    append_bulk(out, std::to_string(keys.size()));
+    for (const auto& key : keys) append_bulk(out, key);
+    for (const auto& arg : args) append_bulk(out, arg);
+  });
 }
 
 void Command::use_body() {

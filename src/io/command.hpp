@@ -39,11 +39,9 @@ class Command {
   // EVALSHA of `script` for `keys` and `args`.
   static Command evalsha(const Script& script, const std::vector<std::string>& keys,
                          const std::vector<std::string>& args);
-  // EVALSHA of `script` whose arguments after the SHA (key count, keys,
-  // args) come encoded: `rest` holds `count` bulk strings (append_bulk).
-  static Command evalsha(const Script& script, std::string_view rest, std::size_t count);
-  // The same, the arguments written in place by `write(bytes)` (append_bulk),
-  // with room for about `size` bytes of them made first: a renewal batch's
+  // EVALSHA of `script` whose `count` arguments after the SHA (key count,
+  // keys, args) are written in place by `write(bytes)` (append_bulk), with
+  // room for about `size` bytes of them made first: a renewal batch's
   // hundred names are copied once, not into a buffer and then again.
   template <class Write>
   static Command evalsha(const Script& script, std::size_t count, std::size_t size, Write&& write) {

@@ -44,13 +44,15 @@ TEST(Command, AScriptCallIsEvalshaWithKeyCountKeysAndArgs) {
 }
 
 TEST(Command, ArgumentsEncodedByTheCallerMakeTheSameCall) {
-  std::string rest;
-  append_bulk(rest, "2");
-  append_bulk(rest, "k1");
-  append_bulk(rest, "k2");
-  append_bulk(rest, "30000");
-  append_bulk(rest, "");
-  EXPECT_EQ(Command::evalsha(script, rest, 5).bytes(), Command::evalsha(script, {"k1", "k2"}, {"30000", ""}).bytes());
+  auto write = [](std::string& out) {
+    append_bulk(out, "2");
+    append_bulk(out, "k1");
+    append_bulk(out, "k2");
+    append_bulk(out, "30000");
+    append_bulk(out, "");
+  };
+  EXPECT_EQ(Command::evalsha(script, 5, 0, write).bytes(),
+            Command::evalsha(script, {"k1", "k2"}, {"30000", ""}).bytes());
 }
 
 TEST(Command, UseBodyTurnsEvalshaIntoEvalOnce) {
