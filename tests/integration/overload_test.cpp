@@ -266,10 +266,15 @@ TEST(Overload, ABurstKeepsAFastServerBusyUntilTheDeadlines) {
   // off the socket left stretches of half a second and more).
   EXPECT_LT(longest_silence, std::chrono::duration<double>(4 * window_s) + 200ms);
   // What failed was never sent: the scripts the server ran are the
-  // successes and at most a window lost in flight (each settled, tried
-  // again), and nothing runs after the burst to settle anything.
+  // successes and what was lost in flight, and nothing runs after the burst
+  // to settle anything. Each lost acquire costs its script and its
+  // settling. Up to a window is lost each time the server falls behind the
+  // pace the window learned; on a shared 2-core machine (another test
+  // beside this one) that happens a few times in a burst: 4.2 windows' worth
+  // was seen there, against 0 to 1.3 on a quiet one. Written whole, the
+  // burst would lose tens of windows.
   long long scripts = probe.script_calls();
-  EXPECT_LE(scripts, static_cast<long long>(acquired + 4 * window));
+  EXPECT_LE(scripts, static_cast<long long>(acquired + 8 * window));
   std::this_thread::sleep_for(2 * config.command_timeout);
   EXPECT_LE(probe.script_calls() - scripts, static_cast<long long>(4 * window));
   EXPECT_EQ(probe.keys("burst-*").size(), acquired);
