@@ -173,7 +173,7 @@ distribution hiredis_loop::ping_round_trip(unsigned samples) {
 }
 
 loop_result hiredis_loop::run(std::chrono::duration<double> duration, std::chrono::nanoseconds pace,
-                              const std::function<double()>& server_cpu_s) {
+                              const std::function<double()>& server_cpu_s, std::vector<std::int64_t>* samples) {
   loop_result result;
   result.ran = true;
   result.paced = pace > std::chrono::nanoseconds::zero();
@@ -216,6 +216,7 @@ loop_result hiredis_loop::run(std::chrono::duration<double> duration, std::chron
   result.pairs = latencies.size();
   result.pairs_per_s = result.window_s > 0 ? static_cast<double>(result.pairs) / result.window_s : 0;
   result.skipped_ticks = ticks ? ticks->skipped() : 0;
+  if (samples != nullptr) samples->insert(samples->end(), latencies.begin(), latencies.end());
   result.pair_latency = summarize(std::move(latencies));
   if (process_start >= 0 && process_stop >= 0) result.client_cpu_s = process_stop - process_start;
   if (thread_start >= 0 && thread_stop >= 0) result.loop_thread_cpu_s = thread_stop - thread_start;

@@ -81,8 +81,10 @@ class hiredis_loop {
   // on each tick of `pace` (see pacer.hpp). `server_cpu_s` (optional) returns
   // redis-server's cumulative CPU seconds. Never throws: a failure ends the
   // run with ok == false and the figures of the pairs done before it.
+  // `samples` (optional) receives every pair's latency as well, for a caller
+  // that summarizes several loops' together.
   loop_result run(std::chrono::duration<double> duration, std::chrono::nanoseconds pace,
-                  const std::function<double()>& server_cpu_s);
+                  const std::function<double()>& server_cpu_s, std::vector<std::int64_t>* samples = nullptr);
 
  private:
   // One acquire + release. Returns "" when both replies were the expected

@@ -22,6 +22,7 @@
 #include "burst.hpp"
 #include "coro_scenario.hpp"
 #include "hiredis_loop.hpp"
+#include "hiredis_threads.hpp"
 #include "lock/keys.hpp"
 #include "lock_kinds.hpp"
 #include "options.hpp"
@@ -38,6 +39,7 @@
 #include "server_probes.hpp"
 #include "target.hpp"
 #include "topology/key_slot.hpp"
+#include "wake_floor.hpp"
 
 namespace warden_bench {
 
@@ -270,6 +272,41 @@ int run(const options& opts) {
   } catch (const std::exception& e) {
     report.loop.error = fmt::format("could not set up: {}", e.what());
   }
+  // S3's ceiling: as many loops as S3 has threads, side by side. On a
+  // cluster S3 spreads over the masters while a loop would use one: no
+  // like-for-like ceiling there.
+  if (selected(opts, "S3") && !target.is_cluster()) {
+    report.loop_threads_count = contended_threads;
+    try {
+      std::vector<std::unique_ptr<hiredis_loop>> loops;
+      const std::string names = key_prefix + "loop-threads:";
+      for (unsigned i = 0; i < contended_threads; ++i) {
+        loops.push_back(
+            std::make_unique<hiredis_loop>(target.home, target.place(fmt::format("{}{}", names, i), 0), loop_publish));
+      }
+      fmt::print(stderr, "running the plain-hiredis loop on {} threads side by side for {:g} s...\n", contended_threads,
+                 opts.duration_s);
+      report.loop_threads = run_side_by_side(loops, duration, server_cpu);
+      // Its releases' unlock latches (about 150,000 in 5 s) would expire 15 s
+      // later, inside a later window (the peer's S3, with 5 s windows), and
+      // charge that window for them.
+      try {
+        drop_unlock_latches(target.home, names);
+      } catch (const std::exception& e) {
+        report.notes.push_back(
+            fmt::format("plain-hiredis loop on {} threads: its unlock latches stay, to expire "
+                        "in a later window: {}",
+                        contended_threads, e.what()));
+      }
+    } catch (const std::exception& e) {
+      report.loop_threads.ran = true;
+      report.loop_threads.error = fmt::format("could not set up: {}", e.what());
+    }
+    if (!report.loop_threads.error.empty()) {
+      report.notes.push_back(
+          fmt::format("plain-hiredis loop on {} threads: {}", contended_threads, report.loop_threads.error));
+    }
+  }
   bool failed = false;
   for (const loop_result* l : {&report.loop, &report.loop_paced}) {
     if (!l->error.empty()) {
@@ -465,7 +502,8 @@ int run(const options& opts) {
   }
 
   print_report(stdout, report);
-  if (opts.peer_dir) print_peer_report(stdout, peer, report.results);
+  if (opts.peer_dir)
+    print_peer_report(stdout, peer, report.results, report.loop_threads.ran ? &report.loop_threads : nullptr);
   return failed ? 1 : 0;
 }
 

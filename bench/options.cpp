@@ -165,7 +165,11 @@ same run, and prints a markdown report with the targets, each marked
     keys and arguments warden sends for a plain Lock, loaded with SCRIPT LOAD
     first), checking every acquire answers nil and every release 1. It runs
     before warden's Client is created, back to back for --duration and, when
-    P1 is selected, paced like P1 for --duration.
+    P1 is selected, paced like P1 for --duration. When S3 is selected (one
+    server, not a cluster), it also runs on 8 threads side by side, each on
+    a connection and a lock of its own: S3's ceiling, what 8 blocking
+    threads get from this machine with no library and no contention, set
+    beside S3 and beside the peer's S3 (no target).
 The report header also gives the loopback round trip: the median (and p99)
 of 1,000 PINGs on the loop's blocking connection.
 

@@ -298,7 +298,8 @@ double warden_client_us(const scenario_result& r) {
 
 }  // namespace
 
-void print_peer_report(std::FILE* out, const peer_outcome& peer, const std::vector<scenario_result>& warden) {
+void print_peer_report(std::FILE* out, const peer_outcome& peer, const std::vector<scenario_result>& warden,
+                       const loop_result* ceiling) {
   fmt::print(out, "## Peer: redis-semaphore's Mutex (--peer)\n\n");
   if (!peer.ran) {
     fmt::print(out, "Skipped: {}.\n\n", peer.skipped);
@@ -351,6 +352,15 @@ void print_peer_report(std::FILE* out, const peer_outcome& peer, const std::vect
     fmt::print(out, "- S3 server CPU per pair ≤ {:g} × the peer's: {} {}\n", s3_max_server_cpu_vs_peer,
                cpu >= 0 ? fmt::format("{:.2f} ×", cpu) : std::string("n/a"),
                cpu >= 0 && cpu <= s3_max_server_cpu_vs_peer ? "✓ PASS" : "✗ MISS");
+    if (ceiling != nullptr && ceiling->ran && ceiling->ok && ceiling->pairs > 0 && p.pairs_per_s > 0) {
+      const double c_server = ceiling->per_pair_ns(ceiling->server_cpu_s) / 1000;
+      fmt::print(out,
+                 "- S3's ceiling here, the plain-hiredis loop on as many threads side by side (a connection and a "
+                 "lock each, no library, no contention): {} pairs/s, {:.2f} × the peer's, at {} of server CPU per "
+                 "pair ({} × the peer's)\n",
+                 format_rate(ceiling->pairs_per_s), ceiling->pairs_per_s / p.pairs_per_s, us(c_server),
+                 c_server >= 0 && p_server > 0 ? fmt::format("{:.2f}", c_server / p_server) : std::string("n/a"));
+    }
   }
   fmt::print(out,
              "- Per pair: the peer's figures divide by every pair it finished between the bench's readings, "

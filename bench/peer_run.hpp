@@ -15,6 +15,7 @@
 
 #include <warden/config.hpp>
 
+#include "hiredis_loop.hpp"
 #include "scenario.hpp"
 
 namespace warden_bench {
@@ -76,7 +77,10 @@ peer_outcome run_peer(const peer_settings& settings, const std::vector<peer_scen
 // The peer's section of the report: its figures beside warden's of the same
 // scenarios (from `warden`, the run's results) and the targets of issue 29
 // (S3 pairs/s ≥ the peer's; server CPU per S3 pair ≤ 1.1 × the peer's).
-void print_peer_report(std::FILE* out, const peer_outcome& peer, const std::vector<scenario_result>& warden);
+// `ceiling` (may be null): the plain-hiredis loop on S3's threads side by
+// side (hiredis_threads.hpp), set beside the peer's S3 too.
+void print_peer_report(std::FILE* out, const peer_outcome& peer, const std::vector<scenario_result>& warden,
+                       const loop_result* ceiling);
 
 // The issue-29 targets against the peer.
 inline constexpr double s3_min_share_of_peer = 1.0;       // warden S3 pairs/s ≥ the peer's

@@ -49,6 +49,12 @@ double client_cpu_per_pair_ns(const scenario_result& r) {
                                                       : -1;
 }
 
+// redis-server CPU nanoseconds per completed pair; negative when unknown.
+double server_cpu_per_pair_ns(const scenario_result& r) {
+  return r.server_cpu_s >= 0 && r.pairs_in_window > 0 ? r.server_cpu_s * 1e9 / static_cast<double>(r.pairs_in_window)
+                                                      : -1;
+}
+
 std::string format_cpu(double ns) { return ns >= 0 ? format_ns(static_cast<std::int64_t>(ns)) : std::string("n/a"); }
 
 const char* verdict(bool pass) { return pass ? "✓ PASS" : "✗ MISS"; }
@@ -228,6 +234,12 @@ void print_loop_table(std::FILE* out, const report_input& in) {
     const std::string label = fmt::format("paced, one pair per {:g} ms tick (compared with P1)", in.pace_ms);
     line(label.c_str(), in.loop_paced);
   }
+  if (in.loop_threads.ran) {
+    const std::string label = fmt::format(
+        "{} threads side by side, each on a connection and a lock of its own (S3's ceiling; figures of all {})",
+        in.loop_threads_count, in.loop_threads_count);
+    line(label.c_str(), in.loop_threads);
+  }
   fmt::print(out, "\n");
 }
 
@@ -299,6 +311,19 @@ void print_targets(std::FILE* out, const report_input& in) {
   if (const auto* s3 = find(in, "S3")) {
     against_loop(*s3, loop, "S3", "the loop's (back to back, one thread)", s3_min_share_of_loop, s3_max_cpu_vs_loop,
                  "");
+    // What S3 gets of what its threads could get with no library and no
+    // contention: where a comparison with another client's S3 starts from.
+    if (const loop_result* ceiling = usable(in.loop_threads)) {
+      target_row(
+          out,
+          fmt::format("S3 pairs/s and server CPU per pair beside the {}-thread loop's (S3's ceiling; no target)",
+                      in.loop_threads_count),
+          fmt::format("{} ÷ {} = {}; {} ÷ {} = {}", format_rate(s3->pairs_per_s), format_rate(ceiling->pairs_per_s),
+                      ratio(s3->pairs_per_s, ceiling->pairs_per_s), format_cpu(server_cpu_per_pair_ns(*s3)),
+                      format_cpu(ceiling->per_pair_ns(ceiling->server_cpu_s)),
+                      ratio(server_cpu_per_pair_ns(*s3), ceiling->per_pair_ns(ceiling->server_cpu_s))),
+          std::nullopt);
+    }
   }
 
   // Against the redis-benchmark bound.

@@ -25,7 +25,12 @@ struct report_input {
   distribution loopback_rtt;  // blocking PING on the loop's connection; count 0: not measured
   loop_result loop;           // the plain-hiredis loop, pairs back to back
   loop_result loop_paced;     // the same, one pair per tick; ran == false unless P1 was selected
-  double pace_ms = 0;         // the tick of P1 and of loop_paced
+  // The same on as many threads as S3 has, at once, a connection and a lock
+  // each (hiredis_threads.hpp): S3's ceiling. ran == false unless S3 was
+  // selected on a single server.
+  loop_result loop_threads;
+  unsigned loop_threads_count = 0;
+  double pace_ms = 0;  // the tick of P1 and of loop_paced
   std::vector<scenario_result> results;
   std::vector<std::string> notes;  // printed last, one bullet each
 };
