@@ -34,7 +34,9 @@ TEST(EvictionGuard, EachEvictingPolicyWithALimitIsWarnedOfOnce) {
     auto first = guard.on(settings(1 << 20, policy));
     ASSERT_EQ(count<G::warn>(first), 1) << policy;
     for (const auto& a : first) {
-      if (auto* warn = std::get_if<G::warn>(&a)) EXPECT_FALSE(warn->refusing) << policy;
+      if (auto* warn = std::get_if<G::warn>(&a)) {
+        EXPECT_FALSE(warn->refusing) << policy;
+      }
     }
     EXPECT_EQ(count<G::refuse>(first), 0) << policy;
     EXPECT_FALSE(guard.refusing()) << policy;
