@@ -286,16 +286,6 @@ const scenario_result* warden_of(const std::vector<scenario_result>& warden, con
   return nullptr;
 }
 
-double warden_server_us(const scenario_result& r) {
-  return r.server_cpu_s >= 0 && r.pairs_in_window > 0 ? r.server_cpu_s * 1e6 / static_cast<double>(r.pairs_in_window)
-                                                      : -1;
-}
-
-double warden_client_us(const scenario_result& r) {
-  return r.client_cpu_s >= 0 && r.pairs_in_window > 0 ? r.client_cpu_s * 1e6 / static_cast<double>(r.pairs_in_window)
-                                                      : -1;
-}
-
 }  // namespace
 
 void print_peer_report(std::FILE* out, const peer_outcome& peer, const std::vector<scenario_result>& warden,
@@ -319,14 +309,14 @@ void print_peer_report(std::FILE* out, const peer_outcome& peer, const std::vect
   fmt::print(out, "|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   for (const auto& p : peer.results) {
     const scenario_result* w = warden_of(warden, p.name);
-    const double w_server = w ? warden_server_us(*w) : -1;
+    const double w_server = w ? w->per_pair_ns(w->server_cpu_s) / 1e3 : -1;
     const double p_server = p.server_cpu_per_pair_us();
     fmt::print(out, "| {} | {} | {} | {} | {} / {} ({}) | {} / {} | {} / {} | {} / {} | {} / {} |\n", p.name,
                w ? format_rate(w->pairs_per_s) : std::string("not run"), format_rate(p.pairs_per_s),
                w && p.pairs_per_s > 0 ? fmt::format("{:.2f}", w->pairs_per_s / p.pairs_per_s) : std::string("n/a"),
                us(w_server), us(p_server),
                w_server >= 0 && p_server > 0 ? fmt::format("{:.2f}", w_server / p_server) : std::string("n/a"),
-               us(w ? warden_client_us(*w) : -1), us(p.client_cpu_per_pair_us()),
+               us(w ? w->per_pair_ns(w->client_cpu_s) / 1e3 : -1), us(p.client_cpu_per_pair_us()),
                per_pair(w ? w->all_commands_per_pair() : -1), per_pair(p.commands_per_pair()),
                p.p50_us >= 0 ? format_ns(static_cast<std::int64_t>(p.p50_us * 1000)) : std::string("n/a"),
                p.p99_us >= 0 ? format_ns(static_cast<std::int64_t>(p.p99_us * 1000)) : std::string("n/a"),
@@ -344,7 +334,7 @@ void print_peer_report(std::FILE* out, const peer_outcome& peer, const std::vect
       continue;
     }
     const double share = p.pairs_per_s > 0 ? w->pairs_per_s / p.pairs_per_s : -1;
-    const double w_server = warden_server_us(*w);
+    const double w_server = w->per_pair_ns(w->server_cpu_s) / 1e3;
     const double p_server = p.server_cpu_per_pair_us();
     const double cpu = w_server >= 0 && p_server > 0 ? w_server / p_server : -1;
     fmt::print(out, "- S3 pairs/s ≥ {:g} × the peer's: {:.2f} × {}\n", s3_min_share_of_peer, share,

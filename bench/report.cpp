@@ -37,22 +37,11 @@ const loop_result* loop_for(const report_input& in, const scenario_spec& spec) {
   return usable(paced(spec) ? in.loop_paced : in.loop);
 }
 
-// Client (this process's) CPU nanoseconds per completed pair; negative when unknown.
+// Voluntary / involuntary context switches per pair, or "n/a".
 std::string switches_per_pair(const context_switches& switches, std::uint64_t pairs) {
   if (switches.voluntary < 0 || pairs == 0) return "n/a";
   auto per_pair = [&](long count) { return static_cast<double>(count) / static_cast<double>(pairs); };
   return fmt::format("{:.1f} / {:.1f}", per_pair(switches.voluntary), per_pair(switches.involuntary));
-}
-
-double client_cpu_per_pair_ns(const scenario_result& r) {
-  return r.client_cpu_s >= 0 && r.pairs_in_window > 0 ? r.client_cpu_s * 1e9 / static_cast<double>(r.pairs_in_window)
-                                                      : -1;
-}
-
-// redis-server CPU nanoseconds per completed pair; negative when unknown.
-double server_cpu_per_pair_ns(const scenario_result& r) {
-  return r.server_cpu_s >= 0 && r.pairs_in_window > 0 ? r.server_cpu_s * 1e9 / static_cast<double>(r.pairs_in_window)
-                                                      : -1;
 }
 
 std::string format_cpu(double ns) { return ns >= 0 ? format_ns(static_cast<std::int64_t>(ns)) : std::string("n/a"); }
@@ -162,12 +151,7 @@ void print_scenario_table(std::FILE* out, const report_input& in) {
     return fmt::format("{} / {}", cores(r.client_cpu_s), cores(r.server_cpu_s));
   });
   row("CPU per pair: this process / redis-server", [](const scenario_result& r) {
-    auto per_pair = [&](double cpu_s) {
-      return cpu_s >= 0 && r.pairs_in_window > 0
-                 ? format_ns(static_cast<std::int64_t>(cpu_s * 1e9 / static_cast<double>(r.pairs_in_window)))
-                 : std::string("n/a");
-    };
-    return fmt::format("{} / {}", per_pair(r.client_cpu_s), per_pair(r.server_cpu_s));
+    return fmt::format("{} / {}", format_cpu(r.per_pair_ns(r.client_cpu_s)), format_cpu(r.per_pair_ns(r.server_cpu_s)));
   });
   row("client context switches per pair: voluntary / involuntary (loop's)", [&](const scenario_result& r) {
     const loop_result* loop = loop_for(in, r.spec);
@@ -177,7 +161,7 @@ void print_scenario_table(std::FILE* out, const report_input& in) {
   row("client CPU per pair ÷ plain-hiredis loop's (P1: ÷ the paced loop's)", [&](const scenario_result& r) {
     const loop_result* loop = loop_for(in, r.spec);
     if (!loop) return std::string("n/a (no loop)");
-    return ratio(client_cpu_per_pair_ns(r), loop->per_pair_ns(loop->client_cpu_s));
+    return ratio(r.per_pair_ns(r.client_cpu_s), loop->per_pair_ns(loop->client_cpu_s));
   });
   auto per_pair = [](double value) { return value >= 0 ? fmt::format("{:.2f}", value) : std::string("n/a"); };
   row("Redis commands per pair: scripts (EVALSHA + EVAL) / SUBSCRIBE + UNSUBSCRIBE / PUBLISH / all",
@@ -281,7 +265,7 @@ void print_targets(std::FILE* out, const report_input& in) {
       }
     }
     const std::string target = fmt::format("{} client CPU per pair ≤ {:g} × {}", what, max_cpu, yardstick);
-    const double mine = client_cpu_per_pair_ns(r);
+    const double mine = r.per_pair_ns(r.client_cpu_s);
     const double theirs = l ? l->per_pair_ns(l->client_cpu_s) : -1;
     if (mine >= 0 && theirs > 0) {
       target_row(out, target, quotient(format_cpu(mine), format_cpu(theirs), mine, theirs) + suffix,
@@ -319,9 +303,9 @@ void print_targets(std::FILE* out, const report_input& in) {
           fmt::format("S3 pairs/s and server CPU per pair beside the {}-thread loop's (S3's ceiling; no target)",
                       in.loop_threads_count),
           fmt::format("{} ÷ {} = {}; {} ÷ {} = {}", format_rate(s3->pairs_per_s), format_rate(ceiling->pairs_per_s),
-                      ratio(s3->pairs_per_s, ceiling->pairs_per_s), format_cpu(server_cpu_per_pair_ns(*s3)),
+                      ratio(s3->pairs_per_s, ceiling->pairs_per_s), format_cpu(s3->per_pair_ns(s3->server_cpu_s)),
                       format_cpu(ceiling->per_pair_ns(ceiling->server_cpu_s)),
-                      ratio(server_cpu_per_pair_ns(*s3), ceiling->per_pair_ns(ceiling->server_cpu_s))),
+                      ratio(s3->per_pair_ns(s3->server_cpu_s), ceiling->per_pair_ns(ceiling->server_cpu_s))),
           std::nullopt);
     }
   }

@@ -90,6 +90,12 @@ struct scenario_result {
   // script runs count too, under their own names. Empty when unknown.
   std::map<std::string, std::uint64_t> server_commands;
   bool commands_known = false;
+  // CPU nanoseconds per pair completed in the window (`cpu_s`: client_cpu_s
+  // or server_cpu_s); negative when unknown.
+  double per_pair_ns(double cpu_s) const {
+    return cpu_s >= 0 && pairs_in_window > 0 ? cpu_s * 1e9 / static_cast<double>(pairs_in_window) : -1;
+  }
+
   // Per pair completed in the window; negative when unknown.
   double commands_per_pair(std::initializer_list<const char*> names) const {
     if (!commands_known || pairs_in_window == 0) return -1;
